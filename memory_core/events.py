@@ -1,0 +1,169 @@
+"""Typed engine events and the bus that delivers them.
+
+Every state change worth auditing is an event: the dashboard, the database sink and
+the harness subscribe instead of polling. Publishing is synchronous and cheap when
+nobody listens; a failing subscriber is logged and never breaks the engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class AtlasEvent:
+    """Base of all events; ``at`` is the atlas clock's time in epoch seconds."""
+
+    type: ClassVar[str] = "event"
+    at: float
+    session_id: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        """JSON-ready mapping including the event ``type``."""
+        record = asdict(self)
+        record["type"] = self.type
+        return record
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryAdded(AtlasEvent):
+    type: ClassVar[str] = "added"
+    node_id: str
+    content: str
+    kind: MemoryKind
+    weight: float
+    importance: float
+    links: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryReinforced(AtlasEvent):
+    type: ClassVar[str] = "reinforced"
+    node_id: str
+    weight: float
+    strength: float
+    access_count: int
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class DecayApplied(AtlasEvent):
+    type: ClassVar[str] = "decay"
+    strategy: str
+    nodes: int
+    mean_weight: float
+    min_weight: float
+    max_weight: float
+    weights: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryEvicted(AtlasEvent):
+    type: ClassVar[str] = "evicted"
+    node_id: str
+    reason: EvictionReason
+    content: str
+    kind: MemoryKind
+    weight: float
+    created_at: float
+    access_count: int
+    provenance: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoriesMerged(AtlasEvent):
+    type: ClassVar[str] = "merged"
+    kept_id: str
+    merged_id: str | None
+    merged_content: str
+    similarity: float
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class StatusChanged(AtlasEvent):
+    type: ClassVar[str] = "status"
+    node_id: str
+    old: MemoryStatus
+    new: MemoryStatus
+    reason: str
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class SummaryCreated(AtlasEvent):
+    type: ClassVar[str] = "summary"
+    node_id: str
+    source_ids: tuple[str, ...]
+    content: str
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class SessionEnded(AtlasEvent):
+    type: ClassVar[str] = "session_end"
+    mode: str
+    affected: int
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryPressure(AtlasEvent):
+    type: ClassVar[str] = "memory_pressure"
+    rss_fraction: float
+    evicted: int
+
+
+EVENT_TYPES: dict[str, type[AtlasEvent]] = {
+    cls.type: cls
+    for cls in (
+        MemoryAdded,
+        MemoryReinforced,
+        DecayApplied,
+        MemoryEvicted,
+        MemoriesMerged,
+        StatusChanged,
+        SummaryCreated,
+        SessionEnded,
+        MemoryPressure,
+    )
+}
+
+Subscriber = Callable[[AtlasEvent], None]
+
+
+class EventBus:
+    """Synchronous fan-out to subscribers; subscribing returns an unsubscribe callable."""
+
+    __slots__ = ("_lock", "_subscribers")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._subscribers: tuple[Subscriber, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        """True when someone listens; producers skip building events otherwise."""
+        return bool(self._subscribers)
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        with self._lock:
+            self._subscribers = (*self._subscribers, subscriber)
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._subscribers = tuple(s for s in self._subscribers if s is not subscriber)
+
+        return unsubscribe
+
+    def publish(self, event: AtlasEvent) -> None:
+        for subscriber in self._subscribers:
+            try:
+                subscriber(event)
+            except Exception:  # a broken listener must not break the memory
+                log.exception("event subscriber %r failed on %s", subscriber, event.type)
