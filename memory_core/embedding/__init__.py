@@ -1,0 +1,16 @@
+"""Text embedders: a protocol, the offline MiniLM default, a hashing fake and a cache."""
+
+from memory_core.embedding.base import Embedder, check_vectors
+from memory_core.embedding.cache import CachedEmbedder, EmbeddingCache
+from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.embedding.minilm import MiniLMEmbedder, default_embedder
+
+__all__ = [
+    "CachedEmbedder",
+    "Embedder",
+    "EmbeddingCache",
+    "HashingEmbedder",
+    "MiniLMEmbedder",
+    "check_vectors",
+    "default_embedder",
+]

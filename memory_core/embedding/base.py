@@ -1,0 +1,62 @@
+"""The embedder protocol and the one place vectors are checked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from memory_core.errors import EmbeddingError, InputError
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed dimension."""
+
+    @property
+    def name(self) -> str:
+        """Stable identifier of the model (part of cache keys)."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return an array of shape ``(len(texts), dim)``."""
+        ...
+
+
+def check_vectors(vectors: object, dim: int, *, field: str = "embedding") -> np.ndarray:
+    """Validate and normalise vectors at the API boundary; returns C-contiguous float32 rows.
+
+    Raises ``InputError`` naming ``field`` for wrong shape, NaN/inf or zero vectors.
+    """
+    try:
+        arr = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise InputError(field, f"not a numeric vector ({exc})") from exc
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != dim:
+        raise InputError(field, f"expected shape (n, {dim}), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise InputError(field, "contains NaN or infinity")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise InputError(field, "contains a zero vector")
+    return np.ascontiguousarray(arr / norms, dtype=np.float32)
+
+
+def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Call an embedder and turn any failure into ``EmbeddingError``."""
+    try:
+        raw = embedder.embed(list(texts))
+    except EmbeddingError:
+        raise
+    except Exception as exc:
+        raise EmbeddingError(f"embedder {embedder.name!r} failed: {exc}") from exc
+    try:
+        return check_vectors(raw, embedder.dim)
+    except InputError as exc:
+        raise EmbeddingError(f"embedder {embedder.name!r} returned bad vectors: {exc}") from exc

