@@ -1,0 +1,1 @@
+"""Simulated-conversation harness: session files, replay, metrics and baselines."""

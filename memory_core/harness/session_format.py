@@ -1,0 +1,402 @@
+"""The ``atlas-session/1`` conversation format: typed records, loading and validation.
+
+A file is checked twice: against the shipped JSON Schema (shapes, types, allowed values)
+and by semantic checks the schema cannot express (unique ids, evidence that names real
+turns, timezone-aware timestamps in order, non-empty texts). Both passes run on every
+file and all problems are collected before anything is raised, so one ``atlas validate``
+shows them all; nothing invalid is ever loaded. The format is described in
+``docs/session-format.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from jsonschema import Draft202012Validator
+
+from memory_core.errors import NotFoundError, SessionFormatError
+
+FORMAT = "atlas-session/1"
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+# A turn without ``at`` is this long after the previous turn (the first: the session start).
+DEFAULT_TURN_GAP_SECONDS = 30.0
+_MAX_MESSAGE_CHARS = 240
+
+Expect = Literal["recalled", "forgotten"]
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One utterance; ``at`` is seconds since the epoch."""
+
+    id: str
+    speaker: str
+    text: str
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A run of turns without a long break, e.g. one chat window."""
+
+    id: str
+    started_at: float
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFact:
+    """What a memory should (``recalled``) or should no longer (``forgotten``) bring back.
+
+    ``evidence`` names the turns that state the fact; ``probe`` is the question asked at
+    the end, worded differently from the evidence so that recall is not string matching.
+    """
+
+    id: str
+    fact: str
+    evidence: tuple[str, ...]
+    probe: str
+    expect: Expect = "recalled"
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A whole validated session file."""
+
+    id: str
+    title: str
+    description: str
+    sessions: tuple[SessionRecord, ...]
+    key_facts: tuple[KeyFact, ...]
+    source: str
+    _turn_index: dict[str, Turn] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_turn_index", {t.id: t for t in self.turns()})
+
+    def turns(self) -> Iterator[Turn]:
+        """Every turn of every session, in conversation order."""
+        for session in self.sessions:
+            yield from session.turns
+
+    def turn_by_id(self, turn_id: str) -> Turn:
+        """The turn with this id; raises ``NotFoundError`` for an unknown id."""
+        try:
+            return self._turn_index[turn_id]
+        except KeyError:
+            raise NotFoundError("turn", turn_id) from None
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def session_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand folders to the ``*.json`` files directly inside them (sorted); keep files as given.
+
+    A folder without any ``*.json`` file is a ``SessionFormatError``: it is almost always a
+    wrong path, and silently replaying nothing would look like a perfect run.
+    """
+    files: list[Path] = []
+    for item in paths:
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            if not found:
+                raise SessionFormatError(str(path), [f"{path}: $: folder holds no *.json files"])
+            files.extend(found)
+        else:
+            files.append(path)
+    return list(dict.fromkeys(files))
+
+
+def load_conversation(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Conversation:
+    """Read and validate one file; raises ``SessionFormatError`` listing every problem."""
+    source = str(path)
+    return parse_conversation(_read_json(Path(path), source, max_bytes), source)
+
+
+def load_conversations(
+    paths: Iterable[str | Path], *, max_bytes: int = DEFAULT_MAX_BYTES
+) -> list[Conversation]:
+    """Load files and folders; the problems of all files are raised together.
+
+    Conversation ids must be unique across the set because results are keyed by them.
+    """
+    conversations: list[Conversation] = []
+    problems: list[str] = []
+    first_file: dict[str, str] = {}
+    for path in session_files(paths):
+        try:
+            conversation = load_conversation(path, max_bytes=max_bytes)
+        except SessionFormatError as exc:
+            problems.extend(exc.problems)
+            continue
+        if conversation.id in first_file:
+            problems.append(
+                f"{path}: $.id: conversation id {conversation.id!r} is already used by "
+                f"{first_file[conversation.id]}"
+            )
+            continue
+        first_file[conversation.id] = str(path)
+        conversations.append(conversation)
+    if problems:
+        raise SessionFormatError("session files", problems)
+    return conversations
+
+
+def validate_file(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
+    """Every problem of one file as ``"file: $.json.path: message"``; empty when valid."""
+    try:
+        load_conversation(path, max_bytes=max_bytes)
+    except SessionFormatError as exc:
+        return exc.problems
+    return []
+
+
+def _read_json(path: Path, source: str, max_bytes: int) -> Any:
+    def fail(message: str) -> SessionFormatError:
+        return SessionFormatError(source, [f"{source}: $: {message}"])
+
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise fail(f"cannot read the file ({exc.strerror or exc})") from None
+    if len(raw) > max_bytes:
+        raise fail(f"file is larger than the limit of {max_bytes} bytes")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise fail(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+    duplicates: list[str] = []
+
+    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj:
+                duplicates.append(key)
+            obj[key] = value
+        return obj
+
+    def no_constant(name: str) -> Any:
+        raise ValueError(f"{name} is not allowed in JSON")
+
+    try:
+        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        raise fail(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:  # NaN/Infinity, absurdly long integers
+        raise fail(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise fail("JSON is nested too deeply") from None
+    if duplicates:
+        problems = [
+            f"{source}: $: duplicate JSON key {k!r} (one value would be lost)" for k in duplicates
+        ]
+        raise SessionFormatError(source, problems)
+    return data
+
+
+# -- validation and building --------------------------------------------------
+
+
+def parse_conversation(data: Any, source: str) -> Conversation:
+    """Validate already-decoded JSON and build the records; raises ``SessionFormatError``."""
+    found = _schema_problems(data)
+    times = _TimeResolver()
+    found += _semantic_problems(data, times)
+    if found:
+        found.sort(key=lambda item: _path_key(item[0]))
+        raise SessionFormatError(source, [f"{source}: {_render(p)}: {m}" for p, m in found])
+    return _build(data, source, times)
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    text = (
+        resources.files(__package__)
+        .joinpath("schema/atlas-session-1.schema.json")
+        .read_text(encoding="utf-8")
+    )
+    return Draft202012Validator(json.loads(text))
+
+
+def _schema_problems(data: Any) -> list[tuple[JsonPath, str]]:
+    found = []
+    for error in _validator().iter_errors(data):
+        message = error.message
+        if len(message) > _MAX_MESSAGE_CHARS:
+            message = message[: _MAX_MESSAGE_CHARS - 3] + "..."
+        found.append((tuple(error.absolute_path), message))
+    return found
+
+
+class _TimeResolver:
+    """Epoch seconds of session starts and turns, filled in while checking order."""
+
+    __slots__ = ("sessions", "turns")
+
+    def __init__(self) -> None:
+        self.sessions: dict[int, float] = {}
+        self.turns: dict[tuple[int, int], float] = {}
+
+
+def _objects(value: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
+    """The dict items of ``value[key]`` with their index; wrong shapes are the schema's problem."""
+    items = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [(i, item) for i, item in enumerate(items) if isinstance(item, dict)]
+
+
+def _parse_time(value: Any) -> float | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+        return None if moment.tzinfo is None else moment.timestamp()
+    except (ValueError, OverflowError):
+        return None
+
+
+_TIME_HELP = "is not an ISO-8601 date and time with a timezone (e.g. 2024-07-21T09:00:00+00:00)"
+
+
+def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, str]]:
+    found: list[tuple[JsonPath, str]] = []
+    seen: dict[str, dict[str, JsonPath]] = {"session": {}, "turn": {}, "key fact": {}}
+
+    def unique(kind: str, ident: Any, path: JsonPath) -> None:
+        if not isinstance(ident, str):
+            return
+        first = seen[kind].get(ident)
+        if first is not None:
+            found.append((path, f"duplicate {kind} id {ident!r} (first used at {_render(first)})"))
+        else:
+            seen[kind][ident] = path
+
+    def not_empty(obj: dict[str, Any], key: str, path: JsonPath) -> None:
+        value = obj.get(key)
+        if isinstance(value, str) and not value.strip():
+            found.append(((*path, key), f"{key} is empty"))
+
+    previous_end: float | None = None  # last moment of the previous session
+    for s, session in _objects(data, "sessions"):
+        s_path: JsonPath = ("sessions", s)
+        unique("session", session.get("id"), (*s_path, "id"))
+        raw_start = session.get("started_at")
+        start = _parse_time(raw_start)
+        if start is None and isinstance(raw_start, str):
+            found.append(((*s_path, "started_at"), f"{raw_start!r} {_TIME_HELP}"))
+        if start is not None and previous_end is not None and start < previous_end:
+            found.append(
+                (
+                    (*s_path, "started_at"),
+                    f"session starts at {raw_start}, before the previous session's last turn "
+                    f"at {_iso(previous_end)}; sessions must be in chronological order",
+                )
+            )
+        clock = start
+        for t, turn in _objects(session, "turns"):
+            t_path: JsonPath = (*s_path, "turns", t)
+            unique("turn", turn.get("id"), (*t_path, "id"))
+            not_empty(turn, "text", t_path)
+            raw_at = turn.get("at")
+            at = _parse_time(raw_at)
+            if raw_at is not None and at is None and isinstance(raw_at, str):
+                found.append(((*t_path, "at"), f"{raw_at!r} {_TIME_HELP}"))
+            if start is None or clock is None or (raw_at is not None and at is None):
+                continue  # an unreadable time is reported above and left out of the ordering
+            if at is None:
+                at = start if t == 0 else clock + DEFAULT_TURN_GAP_SECONDS
+            elif at < start:
+                found.append(((*t_path, "at"), f"{raw_at} is before the session start {raw_start}"))
+            elif at < clock:
+                found.append(
+                    ((*t_path, "at"), f"{raw_at} is before the previous turn at {_iso(clock)}")
+                )
+            times.turns[(s, t)] = at
+            clock = max(clock, at)
+        if start is not None:
+            times.sessions[s] = start
+        if clock is not None:
+            previous_end = clock
+
+    for f, fact in _objects(data, "key_facts"):
+        f_path: JsonPath = ("key_facts", f)
+        unique("key fact", fact.get("id"), (*f_path, "id"))
+        not_empty(fact, "fact", f_path)
+        not_empty(fact, "probe", f_path)
+        evidence = fact.get("evidence")
+        if isinstance(evidence, list):
+            for e, turn_id in enumerate(evidence):
+                if isinstance(turn_id, str) and turn_id not in seen["turn"]:
+                    found.append(((*f_path, "evidence", e), f"unknown turn id {turn_id!r}"))
+    return found
+
+
+def _build(data: Mapping[str, Any], source: str, times: _TimeResolver) -> Conversation:
+    sessions = tuple(
+        SessionRecord(
+            id=session["id"],
+            started_at=times.sessions[s],
+            turns=tuple(
+                Turn(
+                    id=turn["id"],
+                    speaker=turn["speaker"],
+                    text=turn["text"],
+                    at=times.turns[(s, t)],
+                )
+                for t, turn in enumerate(session["turns"])
+            ),
+        )
+        for s, session in enumerate(data["sessions"])
+    )
+    facts = tuple(
+        KeyFact(
+            id=fact["id"],
+            fact=fact["fact"],
+            evidence=tuple(fact["evidence"]),
+            probe=fact["probe"],
+            expect=cast(Expect, fact.get("expect", "recalled")),
+        )
+        for fact in data["key_facts"]
+    )
+    return Conversation(
+        id=data["id"],
+        title=data.get("title", ""),
+        description=data.get("description", ""),
+        sessions=sessions,
+        key_facts=facts,
+        source=source,
+    )
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat()
+
+
+def _render(path: JsonPath) -> str:
+    """``("sessions", 0, "id")`` -> ``$.sessions[0].id``."""
+    out = "$"
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.isidentifier():
+            out += f".{part}"
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out
+
+
+def _path_key(path: JsonPath) -> tuple[tuple[int, int, str], ...]:
+    return tuple((0, p, "") if isinstance(p, int) else (1, 0, p) for p in path)
