@@ -51,77 +51,262 @@ class AtlasConfig:
     """Every tunable of the engine. Times are in hours unless the name says seconds."""
 
     # capacity
-    max_nodes: int | None = _f(10_000, "capacity", "Hard cap on memories; lowest score evicted first (None = unlimited).", low=1, optional=True)
-    max_content_chars: int = _f(8_000, "capacity", "Longest memory text accepted.", low=1, high=1_000_000)
-    memory_watermark: float = _f(0.70, "capacity", "Fraction of RAM used by the process above which cleanup becomes aggressive.", low=0.05, high=1.0)
+    max_nodes: int | None = _f(
+        10_000,
+        "capacity",
+        "Hard cap on memories; lowest score evicted first (None = unlimited).",
+        low=1,
+        optional=True,
+    )
+    max_content_chars: int = _f(
+        8_000, "capacity", "Longest memory text accepted.", low=1, high=1_000_000
+    )
+    memory_watermark: float = _f(
+        0.70,
+        "capacity",
+        "Fraction of RAM used by the process above which cleanup becomes aggressive.",
+        low=0.05,
+        high=1.0,
+    )
     # weights and decay
-    decay_strategy: str = _f("exponential", "decay", "Decay curve applied to a memory's strength since its last access.", choices=DECAY_STRATEGIES)
-    decay_rate: float = _f(0.05, "decay", "Decay per hour (linear: weight units/h; exponential: 1/h; power: exponent).", low=0.0, high=100.0)
-    stability_hours: float = _f(24.0, "decay", "Ebbinghaus stability of a never-recalled memory; each recall adds this much again.", low=1e-3, high=1e6)
-    decay_interval_seconds: float = _f(600.0, "decay", "Automatic decay pass after this much clock time since the last one (0 = only when asked).", low=0.0)
+    decay_strategy: str = _f(
+        "exponential",
+        "decay",
+        "Decay curve applied to a memory's strength since its last access.",
+        choices=DECAY_STRATEGIES,
+    )
+    decay_rate: float = _f(
+        0.05,
+        "decay",
+        "Decay per hour (linear: weight units/h; exponential: 1/h; power: exponent).",
+        low=0.0,
+        high=100.0,
+    )
+    stability_hours: float = _f(
+        24.0,
+        "decay",
+        "Ebbinghaus stability of a never-recalled memory; each recall adds this much again.",
+        low=1e-3,
+        high=1e6,
+    )
+    decay_interval_seconds: float = _f(
+        600.0,
+        "decay",
+        "Automatic decay pass after this much clock time since the last one (0 = only when asked).",
+        low=0.0,
+    )
     weight_floor: float = _f(0.1, "decay", "Lowest weight a memory can have.", low=0.0, high=100.0)
     weight_cap: float = _f(3.0, "decay", "Highest weight a memory can have.", low=0.0, high=100.0)
-    reinforce_factor: float = _f(1.2, "decay", "Strength multiplier when a memory is retrieved (1 = no reinforcement).", low=1.0, high=10.0)
-    frequency_gain: float = _f(0.1, "decay", "Weight added per log(access_count + 1).", low=0.0, high=10.0)
-    recency_gain: float = _f(0.2, "decay", "Weight added as gain / (hours since access + 1).", low=0.0, high=10.0)
-    association_gain: float = _f(0.05, "decay", "Weight added per unit of neighbours' weight x edge strength (one PageRank-like step).", low=0.0, high=10.0)
-    base_weight_min: float = _f(0.6, "decay", "Initial strength of a memory of importance 0.", low=0.0, high=100.0)
-    base_weight_max: float = _f(1.4, "decay", "Initial strength of a memory of importance 1.", low=0.0, high=100.0)
+    reinforce_factor: float = _f(
+        1.2,
+        "decay",
+        "Strength multiplier when a memory is retrieved (1 = no reinforcement).",
+        low=1.0,
+        high=10.0,
+    )
+    frequency_gain: float = _f(
+        0.1, "decay", "Weight added per log(access_count + 1).", low=0.0, high=10.0
+    )
+    recency_gain: float = _f(
+        0.2, "decay", "Weight added as gain / (hours since access + 1).", low=0.0, high=10.0
+    )
+    association_gain: float = _f(
+        0.05,
+        "decay",
+        "Weight added per unit of neighbours' weight x edge strength (one PageRank-like step).",
+        low=0.0,
+        high=10.0,
+    )
+    base_weight_min: float = _f(
+        0.6, "decay", "Initial strength of a memory of importance 0.", low=0.0, high=100.0
+    )
+    base_weight_max: float = _f(
+        1.4, "decay", "Initial strength of a memory of importance 1.", low=0.0, high=100.0
+    )
     # forgetting
-    evict_threshold: float = _f(0.15, "forgetting", "Memories whose weight falls below this are evicted at the next decay pass.", low=0.0, high=100.0)
-    orphan_threshold: float = _f(0.5, "forgetting", "Isolated memories (no edges) below this weight are removed.", low=0.0, high=100.0)
-    orphan_grace_hours: float = _f(1.0, "forgetting", "Minimum age before an isolated memory can be removed as an orphan.", low=0.0)
-    working_memory_size: int = _f(10, "forgetting", "The last N memories of each session are never evicted.", low=0, high=10_000)
-    merge_threshold: float = _f(0.92, "forgetting", "Cosine similarity above which a new memory merges into an existing one of the same session.", low=0.0, high=1.0)
-    default_ttl_hours: float | None = _f(None, "forgetting", "Expiry of memories added without their own TTL (None = never).", low=0.0, optional=True)
-    fade_strength: float = _f(0.05, "forgetting", "Strength a session's memories drop to when it ends in 'fade' mode.", low=0.0, high=100.0)
-    summary_downweight: float = _f(0.7, "forgetting", "Strength multiplier for memories that a summary now covers.", low=0.0, high=1.0)
-    session_end_mode: str = _f("summarize", "forgetting", "Default action of end_session: keep, fade, purge or summarize (summary then fade).", choices=SESSION_END_MODES)
+    evict_threshold: float = _f(
+        0.15,
+        "forgetting",
+        "Memories whose weight falls below this are evicted at the next decay pass.",
+        low=0.0,
+        high=100.0,
+    )
+    orphan_threshold: float = _f(
+        0.5,
+        "forgetting",
+        "Isolated memories (no edges) below this weight are removed.",
+        low=0.0,
+        high=100.0,
+    )
+    orphan_grace_hours: float = _f(
+        1.0,
+        "forgetting",
+        "Minimum age before an isolated memory can be removed as an orphan.",
+        low=0.0,
+    )
+    working_memory_size: int = _f(
+        10,
+        "forgetting",
+        "The last N memories of each session are never evicted.",
+        low=0,
+        high=10_000,
+    )
+    merge_threshold: float = _f(
+        0.92,
+        "forgetting",
+        "Cosine similarity above which a new memory merges into an existing one of the same session.",
+        low=0.0,
+        high=1.0,
+    )
+    default_ttl_hours: float | None = _f(
+        None,
+        "forgetting",
+        "Expiry of memories added without their own TTL (None = never).",
+        low=0.0,
+        optional=True,
+    )
+    fade_strength: float = _f(
+        0.05,
+        "forgetting",
+        "Strength a session's memories drop to when it ends in 'fade' mode.",
+        low=0.0,
+        high=100.0,
+    )
+    summary_downweight: float = _f(
+        0.7,
+        "forgetting",
+        "Strength multiplier for memories that a summary now covers.",
+        low=0.0,
+        high=1.0,
+    )
+    session_end_mode: str = _f(
+        "summarize",
+        "forgetting",
+        "Default action of end_session: keep, fade, purge or summarize (summary then fade).",
+        choices=SESSION_END_MODES,
+    )
     # linking
-    link_threshold: float = _f(0.55, "linking", "Cosine similarity above which a new memory is linked similar_to an existing one.", low=0.0, high=1.0)
-    max_auto_links: int = _f(3, "linking", "Most similar_to edges created per new memory.", low=0, high=50)
-    link_previous: bool = _f(True, "linking", "Link each memory 'after' the previous memory of its session.")
+    link_threshold: float = _f(
+        0.55,
+        "linking",
+        "Cosine similarity above which a new memory is linked similar_to an existing one.",
+        low=0.0,
+        high=1.0,
+    )
+    max_auto_links: int = _f(
+        3, "linking", "Most similar_to edges created per new memory.", low=0, high=50
+    )
+    link_previous: bool = _f(
+        True, "linking", "Link each memory 'after' the previous memory of its session."
+    )
     # retrieval
-    similarity_weight: float = _f(0.5, "retrieval", "Share of relevance (fused dense + lexical + graph) in the final score.", low=0.0, high=1.0)
-    weight_weight: float = _f(0.3, "retrieval", "Share of the memory's weight (scaled by weight_cap) in the final score.", low=0.0, high=1.0)
-    recency_weight: float = _f(0.2, "retrieval", "Share of recency in the final score.", low=0.0, high=1.0)
-    recency_half_life_hours: float = _f(24.0, "retrieval", "Hours after which the recency term halves.", low=1e-6)
+    similarity_weight: float = _f(
+        0.5,
+        "retrieval",
+        "Share of relevance (fused dense + lexical + graph) in the final score.",
+        low=0.0,
+        high=1.0,
+    )
+    weight_weight: float = _f(
+        0.3,
+        "retrieval",
+        "Share of the memory's weight (scaled by weight_cap) in the final score.",
+        low=0.0,
+        high=1.0,
+    )
+    recency_weight: float = _f(
+        0.2, "retrieval", "Share of recency in the final score.", low=0.0, high=1.0
+    )
+    recency_half_life_hours: float = _f(
+        24.0, "retrieval", "Hours after which the recency term halves.", low=1e-6
+    )
     rrf_k: float = _f(60.0, "retrieval", "Reciprocal-rank-fusion constant.", low=1.0, high=1000.0)
-    dense_candidates: int = _f(40, "retrieval", "Vector-search candidates per query before fusion.", low=1, high=10_000)
-    lexical_candidates: int = _f(40, "retrieval", "BM25 candidates per query before fusion.", low=0, high=10_000)
-    graph_expansion: int = _f(8, "retrieval", "Top fused hits whose neighbours are added as graph candidates (0 = off).", low=0, high=1_000)
-    cross_session_factor: float = _f(0.6, "retrieval", "Score multiplier for memories from other sessions when cross-session retrieval is asked.", low=0.0, high=1.0)
-    min_confidence: float = _f(0.0, "retrieval", "Memories below this confidence are never returned.", low=0.0, high=1.0)
+    dense_candidates: int = _f(
+        40, "retrieval", "Vector-search candidates per query before fusion.", low=1, high=10_000
+    )
+    lexical_candidates: int = _f(
+        40, "retrieval", "BM25 candidates per query before fusion.", low=0, high=10_000
+    )
+    graph_expansion: int = _f(
+        8,
+        "retrieval",
+        "Top fused hits whose neighbours are added as graph candidates (0 = off).",
+        low=0,
+        high=1_000,
+    )
+    cross_session_factor: float = _f(
+        0.6,
+        "retrieval",
+        "Score multiplier for memories from other sessions when cross-session retrieval is asked.",
+        low=0.0,
+        high=1.0,
+    )
+    min_confidence: float = _f(
+        0.0, "retrieval", "Memories below this confidence are never returned.", low=0.0, high=1.0
+    )
     # index
-    hnsw_threshold: int = _f(20_000, "index", "A session's vector index switches from exact to HNSW above this many memories.", low=1)
+    hnsw_threshold: int = _f(
+        20_000,
+        "index",
+        "A session's vector index switches from exact to HNSW above this many memories.",
+        low=1,
+    )
     hnsw_m: int = _f(32, "index", "HNSW graph degree.", low=4, high=256)
-    hnsw_ef_search: int = _f(96, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096)
+    hnsw_ef_search: int = _f(
+        96, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096
+    )
     hnsw_ef_construction: int = _f(64, "index", "HNSW build breadth.", low=8, high=4096)
     # determinism
-    seed: int = _f(0, "determinism", "Seed for ids and any randomness, so runs replay exactly.", low=0)
+    seed: int = _f(
+        0, "determinism", "Seed for ids and any randomness, so runs replay exactly.", low=0
+    )
 
     def __post_init__(self) -> None:
         for f in fields(self):
             _check_field(f.name, getattr(self, f.name), f.metadata, f.type)
         if self.weight_floor > self.weight_cap:
-            raise ConfigError("weight_floor", self.weight_floor, f"must be <= weight_cap ({self.weight_cap})")
+            raise ConfigError(
+                "weight_floor", self.weight_floor, f"must be <= weight_cap ({self.weight_cap})"
+            )
         if self.base_weight_min > self.base_weight_max:
-            raise ConfigError("base_weight_min", self.base_weight_min, f"must be <= base_weight_max ({self.base_weight_max})")
+            raise ConfigError(
+                "base_weight_min",
+                self.base_weight_min,
+                f"must be <= base_weight_max ({self.base_weight_max})",
+            )
         if not self.weight_floor <= self.base_weight_max <= self.weight_cap:
-            raise ConfigError("base_weight_max", self.base_weight_max, f"must lie in [weight_floor, weight_cap] = [{self.weight_floor}, {self.weight_cap}]")
+            raise ConfigError(
+                "base_weight_max",
+                self.base_weight_max,
+                f"must lie in [weight_floor, weight_cap] = [{self.weight_floor}, {self.weight_cap}]",
+            )
         if self.evict_threshold > self.weight_cap:
-            raise ConfigError("evict_threshold", self.evict_threshold, f"must be <= weight_cap ({self.weight_cap})")
+            raise ConfigError(
+                "evict_threshold",
+                self.evict_threshold,
+                f"must be <= weight_cap ({self.weight_cap})",
+            )
         if self.similarity_weight + self.weight_weight + self.recency_weight <= 0:
-            raise ConfigError("similarity_weight", self.similarity_weight, "similarity_weight + weight_weight + recency_weight must be > 0")
+            raise ConfigError(
+                "similarity_weight",
+                self.similarity_weight,
+                "similarity_weight + weight_weight + recency_weight must be > 0",
+            )
 
     # -- construction helpers -------------------------------------------------
     @classmethod
-    def from_mapping(cls, values: Mapping[str, Any], base: AtlasConfig | None = None) -> AtlasConfig:
+    def from_mapping(
+        cls, values: Mapping[str, Any], base: AtlasConfig | None = None
+    ) -> AtlasConfig:
         """Build from a mapping (e.g. TOML); unknown keys are an error, not silently ignored."""
         known = field_names()
         for key in values:
             if key not in known:
-                raise ConfigError(str(key), values[key], f"unknown field; known fields: {', '.join(sorted(known))}")
+                raise ConfigError(
+                    str(key),
+                    values[key],
+                    f"unknown field; known fields: {', '.join(sorted(known))}",
+                )
         coerced = {k: coerce_value(k, v) for k, v in values.items()}
         return replace(base or cls(), **coerced)
 
@@ -223,10 +408,20 @@ PRESETS: dict[str, AtlasConfig] = {
     # The first seed's numbers: linear decay 0.05/h, x1.2 reinforcement capped at 3,
     # floor 0.1, eviction below 0.15, orphans below 0.5, similar_to above 0.7.
     "seed-linear": AtlasConfig(
-        decay_strategy="linear", decay_rate=0.05, reinforce_factor=1.2, weight_cap=3.0,
-        weight_floor=0.1, evict_threshold=0.15, orphan_threshold=0.5, link_threshold=0.7,
-        frequency_gain=0.0, recency_gain=0.0, association_gain=0.0,
-        base_weight_min=1.0, base_weight_max=1.0, working_memory_size=0,
+        decay_strategy="linear",
+        decay_rate=0.05,
+        reinforce_factor=1.2,
+        weight_cap=3.0,
+        weight_floor=0.1,
+        evict_threshold=0.15,
+        orphan_threshold=0.5,
+        link_threshold=0.7,
+        frequency_gain=0.0,
+        recency_gain=0.0,
+        association_gain=0.0,
+        base_weight_min=1.0,
+        base_weight_max=1.0,
+        working_memory_size=0,
         session_end_mode="keep",
     ),
     "exponential": AtlasConfig(decay_strategy="exponential", decay_rate=0.05),

@@ -59,7 +59,7 @@ class EmbeddingError(AtlasError, RuntimeError):
     """The embedder failed or produced vectors of the wrong shape or with NaN."""
 
 
-class IndexError_(AtlasError, RuntimeError):  # noqa: N801 - avoid shadowing the builtin
+class IndexError_(AtlasError, RuntimeError):
     """The vector index rejected an operation."""
 
 

@@ -73,7 +73,10 @@ class EmbeddingCache:
             if self._db is not None and items:
                 self._db.executemany(
                     "INSERT OR REPLACE INTO embedding VALUES (?, ?, ?)",
-                    [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items.items()],
+                    [
+                        (model, k, np.asarray(v, dtype=np.float32).tobytes())
+                        for k, v in items.items()
+                    ],
                 )
                 self._db.commit()
 

@@ -1,0 +1,220 @@
+"""Forgetting: the decay pass, capacity eviction, removal, session purge and merging.
+
+Selection is vectorised over the node table; only the memories actually removed are
+touched one by one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import psutil
+
+from memory_core._state import AtlasState, SessionState
+from memory_core._table import ACTIVE_CODE
+from memory_core.decay import composite_weight
+from memory_core.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
+from memory_core.model import KIND_CODES, EvictionReason
+
+WEIGHT_HISTORY_LIMIT = 5_000
+"""Decay events carry every weight only for atlases up to this size (weight history)."""
+PRESSURE_EVICT_FRACTION = 0.10
+
+
+def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
+    """Recompute weights (with one association step) and evict what fell out."""
+    cfg, table = state.config, state.table
+    state.last_decay = now
+    state.counters["decay_passes"] += 1
+    slots = table.alive_slots()
+    if len(slots) == 0:
+        return {}
+    args = (table.strength[slots], table.accessed[slots], table.count[slots])
+    first = np.zeros(table.high)
+    first[slots] = composite_weight(*args, table.assoc[slots], now, cfg)
+    if cfg.association_gain > 0:
+        table.assoc[: table.high] = state.edges.association(first)
+    weight = composite_weight(*args, table.assoc[slots], now, cfg)
+    table.weight[slots] = weight
+
+    keep = table.pinned[slots] | table.working[slots]
+    expired = (table.expires[slots] <= now) & ~table.pinned[slots]
+    weak = (weight < cfg.evict_threshold) & ~keep & ~expired
+    orphan = (
+        (table.degree[slots] == 0)
+        & (weight < cfg.orphan_threshold)
+        & (now - table.created[slots] >= cfg.orphan_grace_hours * 3600.0)
+        & ~keep
+        & ~expired
+        & ~weak
+    )
+    if state.bus.active:
+        history = (
+            {
+                str(table.ids[s]): float(w)
+                for s, w in zip(slots.tolist(), weight.tolist(), strict=True)
+            }
+            if len(slots) <= WEIGHT_HISTORY_LIMIT
+            else {}
+        )
+        state.bus.publish(
+            DecayApplied(
+                at=now,
+                strategy=cfg.decay_strategy,
+                nodes=len(slots),
+                mean_weight=float(weight.mean()),
+                min_weight=float(weight.min()),
+                max_weight=float(weight.max()),
+                weights=history,
+            )
+        )
+    counts = {
+        EvictionReason.EXPIRED.value: remove(state, slots[expired], EvictionReason.EXPIRED, now),
+        EvictionReason.BELOW_THRESHOLD.value: remove(
+            state, slots[weak], EvictionReason.BELOW_THRESHOLD, now
+        ),
+        EvictionReason.ORPHAN.value: remove(state, slots[orphan], EvictionReason.ORPHAN, now),
+    }
+    counts[EvictionReason.MEMORY_PRESSURE.value] = relieve_pressure(state, now)
+    return {k: v for k, v in counts.items() if v}
+
+
+def enforce_capacity(state: AtlasState, *, protect: int, now: float) -> int:
+    """Evict the lowest-weight memories until ``max_nodes`` holds; pinned are never chosen,
+    working-memory ones only when nothing else is left."""
+    limit = state.config.max_nodes
+    table = state.table
+    excess = 0 if limit is None else len(table) - limit
+    if excess <= 0:
+        return 0
+    slots = table.alive_slots()
+    slots = slots[~table.pinned[slots] & (slots != protect)]
+    order = np.lexsort((slots, table.weight[slots], table.working[slots]))
+    return remove(state, slots[order[:excess]], EvictionReason.CAPACITY, now)
+
+
+def relieve_pressure(state: AtlasState, now: float) -> int:
+    """Above the RAM watermark, evict the weakest tenth (the first seed's 70 % rule)."""
+    used = psutil.Process().memory_info().rss / psutil.virtual_memory().total
+    if used < state.config.memory_watermark:
+        return 0
+    table = state.table
+    slots = table.alive_slots()
+    slots = slots[~table.pinned[slots]]
+    n = int(len(slots) * PRESSURE_EVICT_FRACTION)
+    victims = slots[np.lexsort((slots, table.weight[slots]))[:n]]
+    removed = remove(state, victims, EvictionReason.MEMORY_PRESSURE, now)
+    if state.bus.active:
+        state.bus.publish(MemoryPressure(at=now, rss_fraction=used, evicted=removed))
+    return removed
+
+
+def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: float) -> int:
+    """Take memories out of every structure, announcing each removal with its reason."""
+    if len(slots) == 0:
+        return 0
+    table = state.table
+    by_session: dict[int, list[int]] = {}
+    for slot in slots.tolist():
+        by_session.setdefault(int(table.session[slot]), []).append(slot)
+    for code, members in by_session.items():
+        session = state.sessions[str(state.session_names[code])]
+        session.vectors.remove(np.array(members, dtype=np.int64))
+        for slot in members:
+            if state.bus.active:
+                state.bus.publish(
+                    MemoryEvicted(
+                        at=now,
+                        session_id=session.id,
+                        node_id=str(table.ids[slot]),
+                        reason=reason,
+                        content=str(table.contents[slot]),
+                        kind=KIND_CODES[table.kind[slot]],
+                        weight=float(table.weight[slot]),
+                        created_at=float(table.created[slot]),
+                        access_count=int(table.count[slot]),
+                        provenance=table.provenance[slot],
+                        metadata=dict(table.metadata[slot] or {}),
+                    )
+                )
+            session.lexical.remove(slot)
+            state.edges.remove_node(slot)
+            table.release(slot)
+    state.counters[f"evicted:{reason.value}"] += len(slots)
+    return len(slots)
+
+
+def purge_session(state: AtlasState, session: SessionState, now: float) -> int:
+    """Remove a session's memories, indexes and cached embeddings: nothing of it remains."""
+    slots = state.session_slots(session)
+    contents = [str(state.table.contents[s]) for s in slots.tolist()]
+    removed = remove(state, slots, EvictionReason.SESSION_PURGE, now)
+    forget = getattr(state.embedder, "forget", None)
+    if callable(forget):
+        forget(contents)
+    del state.sessions[session.id]
+    state.session_names[session.code] = None
+    return removed
+
+
+def merge_session(state: AtlasState, session: SessionState, now: float) -> int:
+    """Fold near-duplicates into their older twin, keeping provenance and edges."""
+    table, cfg = state.table, state.config
+    slots = state.session_slots(session)
+    slots = slots[table.status[slots] == ACTIVE_CODE]
+    if len(slots) < 2:
+        return 0
+    vectors = session.vectors.reconstruct(slots)
+    sims, ids = session.vectors.search_many(vectors, 4)
+    merged = 0
+    gone: set[int] = set()
+    for row, slot in enumerate(slots.tolist()):
+        if slot in gone:
+            continue
+        for sim, other in zip(sims[row].tolist(), ids[row].tolist(), strict=True):
+            if other < 0 or other == slot or other in gone or sim < cfg.merge_threshold:
+                continue
+            if not table.alive[other] or table.status[other] != ACTIVE_CODE:
+                continue
+            keep, drop = (
+                (slot, other) if table.created[slot] <= table.created[other] else (other, slot)
+            )
+            _absorb(state, keep, drop, float(sim), now)
+            gone.add(drop)
+            merged += 1
+            if drop == slot:
+                break
+    return merged
+
+
+def _absorb(state: AtlasState, keep: int, drop: int, similarity: float, now: float) -> None:
+    table, edges = state.table, state.edges
+    table.provenance[keep] = tuple(
+        dict.fromkeys((*table.provenance[keep], *table.provenance[drop]))
+    )
+    table.strength[keep] = min(
+        max(table.strength[keep], table.strength[drop]) * state.config.reinforce_factor,
+        state.config.weight_cap,
+    )
+    table.count[keep] += table.count[drop]
+    table.confidence[keep] = max(table.confidence[keep], table.confidence[drop])
+    table.pinned[keep] |= table.pinned[drop]
+    for source, target, relation, strength in list(edges.relations(drop)):
+        other = target if source == drop else source
+        if other != keep:
+            if source == drop:
+                edges.link(keep, other, relation, strength)
+            else:
+                edges.link(other, keep, relation, strength)
+    if state.bus.active:
+        state.bus.publish(
+            MemoriesMerged(
+                at=now,
+                session_id=state.session_of(keep),
+                kept_id=str(table.ids[keep]),
+                merged_id=str(table.ids[drop]),
+                merged_content=str(table.contents[drop]),
+                similarity=similarity,
+            )
+        )
+    state.counters["merged"] += 1
+    remove(state, np.array([drop]), EvictionReason.MERGED, now)

@@ -1,0 +1,152 @@
+"""Columnar live state of all memories.
+
+Numbers that decay, ranking and eviction touch for every memory sit in contiguous numpy
+columns indexed by *slot*; per-memory Python objects (text, metadata, provenance) sit in
+lists beside them. Slots of removed memories are reused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from memory_core.model import KIND_CODES, STATUS_CODES, MemoryKind, MemoryNode, MemoryStatus
+
+_FLOAT_COLUMNS = ("strength", "weight", "created", "accessed", "expires")
+_SMALL_FLOAT_COLUMNS = ("importance", "confidence", "assoc")
+_INT_COLUMNS = ("count", "session", "degree")
+_CODE_COLUMNS = ("kind", "status")
+_BOOL_COLUMNS = ("alive", "pinned", "working")
+
+
+class NodeTable:
+    """Slot-addressed columns; ``alive`` marks which slots hold a memory."""
+
+    def __init__(self, capacity: int = 256) -> None:
+        self.capacity = capacity
+        self.high = 0  # slots [0, high) have been used at least once
+        for name in _FLOAT_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=np.float64))
+        for name in _SMALL_FLOAT_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=np.float32))
+        for name in _INT_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=np.int32))
+        for name in _CODE_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=np.int8))
+        for name in _BOOL_COLUMNS:
+            setattr(self, name, np.zeros(capacity, dtype=bool))
+        self.ids: list[str | None] = [None] * capacity
+        self.contents: list[str | None] = [None] * capacity
+        self.metadata: list[dict[str, Any] | None] = [None] * capacity
+        self.provenance: list[tuple[str, ...]] = [()] * capacity
+        self.slot_of: dict[str, int] = {}
+        self._free: list[int] = []
+
+    # these attributes are created dynamically above; declared for type checkers
+    strength: np.ndarray
+    weight: np.ndarray
+    created: np.ndarray
+    accessed: np.ndarray
+    expires: np.ndarray
+    importance: np.ndarray
+    confidence: np.ndarray
+    assoc: np.ndarray
+    count: np.ndarray
+    session: np.ndarray
+    degree: np.ndarray
+    kind: np.ndarray
+    status: np.ndarray
+    alive: np.ndarray
+    pinned: np.ndarray
+    working: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    def alive_slots(self) -> np.ndarray:
+        return np.flatnonzero(self.alive[: self.high])
+
+    def allocate(self, node_id: str) -> int:
+        if self._free:
+            slot = self._free.pop()
+        else:
+            if self.high == self.capacity:
+                self._grow()
+            slot = self.high
+            self.high += 1
+        self.slot_of[node_id] = slot
+        self.ids[slot] = node_id
+        self.alive[slot] = True
+        return slot
+
+    def release(self, slot: int) -> None:
+        node_id = self.ids[slot]
+        if node_id is not None:
+            del self.slot_of[node_id]
+        self.ids[slot] = None
+        self.contents[slot] = None
+        self.metadata[slot] = None
+        self.provenance[slot] = ()
+        self.alive[slot] = False
+        self.pinned[slot] = False
+        self.working[slot] = False
+        self.degree[slot] = 0
+        self.assoc[slot] = 0.0
+        self._free.append(slot)
+
+    def _grow(self) -> None:
+        new = self.capacity * 2
+        for name in (
+            *_FLOAT_COLUMNS,
+            *_SMALL_FLOAT_COLUMNS,
+            *_INT_COLUMNS,
+            *_CODE_COLUMNS,
+            *_BOOL_COLUMNS,
+        ):
+            old = getattr(self, name)
+            grown = np.zeros(new, dtype=old.dtype)
+            grown[: self.capacity] = old
+            setattr(self, name, grown)
+        pad = new - self.capacity
+        self.ids.extend([None] * pad)
+        self.contents.extend([None] * pad)
+        self.metadata.extend([None] * pad)
+        self.provenance.extend([()] * pad)
+        self.capacity = new
+
+    def snapshot(
+        self, slot: int, session_id: str, embedding: np.ndarray | None = None
+    ) -> MemoryNode:
+        """An immutable-by-convention copy of one memory."""
+        expires = float(self.expires[slot])
+        return MemoryNode(
+            id=str(self.ids[slot]),
+            content=str(self.contents[slot]),
+            session_id=session_id,
+            kind=KIND_CODES[self.kind[slot]],
+            status=STATUS_CODES[self.status[slot]],
+            weight=float(self.weight[slot]),
+            strength=float(self.strength[slot]),
+            importance=float(self.importance[slot]),
+            confidence=float(self.confidence[slot]),
+            created_at=float(self.created[slot]),
+            last_accessed_at=float(self.accessed[slot]),
+            access_count=int(self.count[slot]),
+            expires_at=None if np.isinf(expires) else expires,
+            pinned=bool(self.pinned[slot]),
+            provenance=self.provenance[slot],
+            metadata=dict(self.metadata[slot] or {}),
+            embedding=embedding,
+        )
+
+
+def kind_code(kind: MemoryKind) -> int:
+    return KIND_CODES.index(kind)
+
+
+def status_code(status: MemoryStatus) -> int:
+    return STATUS_CODES.index(status)
+
+
+ACTIVE_CODE = status_code(MemoryStatus.ACTIVE)

@@ -1,0 +1,102 @@
+"""Checks at the public boundary: every failure names the argument and what is allowed,
+and happens before any state changes."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from memory_core.errors import InputError
+from memory_core.model import MemoryKind, MemoryStatus, Relation
+
+MAX_SESSION_ID = 200
+
+
+def content(text: object, max_chars: int, field: str = "content") -> str:
+    if not isinstance(text, str):
+        raise InputError(field, f"must be a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InputError(field, "must not be empty or whitespace")
+    if len(text) > max_chars:
+        raise InputError(field, f"has {len(text)} characters; max_content_chars allows {max_chars}")
+    return text
+
+
+def session_id(value: object, field: str = "session_id") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(field, "must be a non-empty string")
+    if len(value) > MAX_SESSION_ID:
+        raise InputError(field, f"must be at most {MAX_SESSION_ID} characters")
+    return value
+
+
+def unit_interval(value: object, field: str) -> float:
+    number = finite(value, field)
+    if not 0.0 <= number <= 1.0:
+        raise InputError(field, f"must be in [0, 1], got {number}")
+    return number
+
+
+def finite(value: object, field: str, *, low: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(field, f"must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise InputError(field, f"must be finite, got {value!r}")
+    if low is not None and number < low:
+        raise InputError(field, f"must be >= {low}, got {number}")
+    return number
+
+
+def positive_int(value: object, field: str, *, high: int = 10_000) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+        raise InputError(field, f"must be an integer in [1, {high}], got {value!r}")
+    return value
+
+
+def kind(value: object, field: str = "kind") -> MemoryKind:
+    try:
+        return MemoryKind(value)
+    except ValueError:
+        raise InputError(field, f"must be one of {', '.join(MemoryKind)}, got {value!r}") from None
+
+
+def status(value: object, field: str = "status") -> MemoryStatus:
+    try:
+        return MemoryStatus(value)
+    except ValueError:
+        raise InputError(
+            field, f"must be one of {', '.join(MemoryStatus)}, got {value!r}"
+        ) from None
+
+
+def relation(value: object, field: str = "relation") -> Relation:
+    try:
+        return Relation(value)
+    except ValueError:
+        raise InputError(field, f"must be one of {', '.join(Relation)}, got {value!r}") from None
+
+
+def metadata(value: object, field: str = "metadata") -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise InputError(field, "must be a mapping with string keys")
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InputError(field, f"must be JSON-serialisable ({exc})") from exc
+    return dict(value)
+
+
+def string_tuple(values: Iterable[object] | None, field: str) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, str):
+        raise InputError(field, "must be a list of strings, not a single string")
+    out = tuple(values)
+    if not all(isinstance(v, str) and v for v in out):
+        raise InputError(field, "must contain only non-empty strings")
+    return out

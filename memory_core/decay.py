@@ -1,0 +1,85 @@
+"""Decay curves and the composite weight.
+
+    weight = clip( decay(strength, hours_since_access)
+                   + frequency_gain * log(access_count + 1)
+                   + recency_gain / (hours_since_access + 1)
+                   + association_gain * association,
+                   weight_floor, weight_cap )
+
+``strength`` starts at the importance-derived base weight and is multiplied by
+``reinforce_factor`` (capped) on each retrieval. A curve is a plain typed callable,
+chosen by name from ``DECAY_CURVES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from memory_core.config import AtlasConfig
+
+DecayCurve = Callable[[np.ndarray, np.ndarray, np.ndarray, AtlasConfig], np.ndarray]
+"""(strength, hours since last access, access counts, config) -> decayed strength."""
+
+
+def linear(
+    strength: np.ndarray, hours: np.ndarray, counts: np.ndarray, cfg: AtlasConfig
+) -> np.ndarray:
+    """The first seed's curve: lose ``decay_rate`` weight units per hour unused."""
+    return strength - cfg.decay_rate * hours
+
+
+def exponential(
+    strength: np.ndarray, hours: np.ndarray, counts: np.ndarray, cfg: AtlasConfig
+) -> np.ndarray:
+    """Constant half-life ``ln 2 / decay_rate`` hours."""
+    return strength * np.exp(-cfg.decay_rate * hours)
+
+
+def ebbinghaus(
+    strength: np.ndarray, hours: np.ndarray, counts: np.ndarray, cfg: AtlasConfig
+) -> np.ndarray:
+    """MemoryBank-style forgetting curve R = exp(-t / S); each recall raises stability S."""
+    stability = cfg.stability_hours * (1.0 + counts)
+    return strength * np.exp(-hours / stability)
+
+
+def power(
+    strength: np.ndarray, hours: np.ndarray, counts: np.ndarray, cfg: AtlasConfig
+) -> np.ndarray:
+    """Power law (1 + t)^-rate: fast early loss, long tail (Wixted & Ebbesen)."""
+    return strength * np.power(1.0 + hours, -cfg.decay_rate)
+
+
+DECAY_CURVES: dict[str, DecayCurve] = {
+    "linear": linear,
+    "exponential": exponential,
+    "ebbinghaus": ebbinghaus,
+    "power": power,
+}
+
+
+def composite_weight(
+    strength: np.ndarray,
+    accessed: np.ndarray,
+    counts: np.ndarray,
+    assoc: np.ndarray,
+    now: float,
+    cfg: AtlasConfig,
+) -> np.ndarray:
+    """Current weight of the given memories (vectorised; arrays of equal length)."""
+    hours = np.maximum(now - accessed, 0.0) / 3600.0
+    core = DECAY_CURVES[cfg.decay_strategy](strength, hours, counts, cfg)
+    weight = (
+        core
+        + cfg.frequency_gain * np.log1p(counts)
+        + cfg.recency_gain / (hours + 1.0)
+        + cfg.association_gain * assoc
+    )
+    return np.clip(weight, cfg.weight_floor, cfg.weight_cap)
+
+
+def base_strength(importance: float, cfg: AtlasConfig) -> float:
+    """Initial strength from importance in [0, 1]."""
+    return cfg.base_weight_min + importance * (cfg.base_weight_max - cfg.base_weight_min)

@@ -1,0 +1,210 @@
+"""Incremental BM25 over growable numpy posting lists.
+
+Agent memory changes on every turn, so a static BM25 index (rebuilt per change) does
+not fit; postings here support O(1) append and vectorised removal, and a query only
+touches the postings of its own terms.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "for",
+        "from",
+        "had",
+        "has",
+        "have",
+        "he",
+        "her",
+        "his",
+        "i",
+        "i'm",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "me",
+        "my",
+        "no",
+        "not",
+        "of",
+        "on",
+        "or",
+        "our",
+        "she",
+        "so",
+        "than",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "to",
+        "too",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "just",
+        "also",
+        "very",
+        "really",
+        "about",
+        "up",
+        "out",
+        "am",
+        "im",
+        "ok",
+        "okay",
+        "yes",
+        "yeah",
+    ]
+)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-cased content words with a light plural fold ("seats" -> "seat")."""
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if word in STOPWORDS or len(word) < 2:
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+class _Postings:
+    __slots__ = ("n", "slots", "tf")
+
+    def __init__(self) -> None:
+        self.slots = np.empty(4, dtype=np.int64)
+        self.tf = np.empty(4, dtype=np.float32)
+        self.n = 0
+
+    def append(self, slot: int, tf: float) -> None:
+        if self.n == len(self.slots):
+            self.slots = np.resize(self.slots, 2 * self.n)
+            self.tf = np.resize(self.tf, 2 * self.n)
+        self.slots[self.n] = slot
+        self.tf[self.n] = tf
+        self.n += 1
+
+    def remove(self, slot: int) -> None:
+        hits = np.flatnonzero(self.slots[: self.n] == slot)
+        for pos in hits[::-1]:
+            last = self.n - 1
+            self.slots[pos] = self.slots[last]
+            self.tf[pos] = self.tf[last]
+            self.n = last
+
+
+class LexicalIndex:
+    """BM25 (k1=1.2, b=0.75) over documents identified by int slot."""
+
+    __slots__ = ("_doc_len", "_doc_terms", "_postings", "_total_len", "b", "k1")
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._postings: dict[str, _Postings] = {}
+        self._doc_terms: dict[int, tuple[str, ...]] = {}
+        self._doc_len = np.zeros(64, dtype=np.float32)
+        self._total_len = 0
+
+    def __len__(self) -> int:
+        return len(self._doc_terms)
+
+    def add(self, slot: int, text: str) -> None:
+        tokens = tokenize(text)
+        counts: dict[str, int] = {}
+        for tok in tokens:
+            counts[tok] = counts.get(tok, 0) + 1
+        for term, tf in counts.items():
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[term] = _Postings()
+            postings.append(slot, tf)
+        if slot >= len(self._doc_len):
+            self._doc_len = np.resize(self._doc_len, max(slot + 1, 2 * len(self._doc_len)))
+        self._doc_len[slot] = len(tokens)
+        self._doc_terms[slot] = tuple(counts)
+        self._total_len += len(tokens)
+
+    def remove(self, slot: int) -> None:
+        terms = self._doc_terms.pop(slot, None)
+        if terms is None:
+            return
+        for term in terms:
+            postings = self._postings[term]
+            postings.remove(slot)
+            if postings.n == 0:
+                del self._postings[term]
+        self._total_len -= int(self._doc_len[slot])
+
+    def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (scores, slots) by BM25, best first."""
+        n_docs = len(self._doc_terms)
+        if n_docs == 0 or k <= 0:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        avgdl = max(self._total_len / n_docs, 1.0)
+        slot_parts, score_parts = [], []
+        for term in set(tokenize(text)):
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            slots = postings.slots[: postings.n]
+            tf = postings.tf[: postings.n]
+            idf = math.log(1.0 + (n_docs - postings.n + 0.5) / (postings.n + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * self._doc_len[slots] / avgdl)
+            slot_parts.append(slots)
+            score_parts.append(idf * tf * (self.k1 + 1.0) / (tf + norm))
+        if not slot_parts:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        slots = np.concatenate(slot_parts)
+        scores = np.concatenate(score_parts)
+        uniq, inverse = np.unique(slots, return_inverse=True)
+        totals = np.bincount(inverse, weights=scores).astype(np.float32)
+        if len(uniq) > k:
+            top = np.argpartition(-totals, k - 1)[:k]
+            uniq, totals = uniq[top], totals[top]
+        order = np.lexsort((uniq, -totals))
+        return totals[order], uniq[order]
