@@ -1,0 +1,39 @@
+"""Contradiction detection between memories: judges, their verdicts, and quality measurement.
+
+``make_judge("rules")`` gives the offline default; ``make_judge("llm", base_url=...)`` an
+OpenAI-compatible HTTP judge. :func:`evaluate` scores any judge on labelled pairs.
+"""
+
+from memory_core.conflicts.evaluation import (
+    EvalReport,
+    LabelledPair,
+    Mistake,
+    evaluate,
+    load_pairs,
+    parse_pairs,
+)
+from memory_core.conflicts.judge import (
+    DEFAULT_JUDGE,
+    JUDGES,
+    ContradictionJudge,
+    Span,
+    Verdict,
+    make_judge,
+)
+from memory_core.conflicts.rules import RuleJudge
+
+__all__ = [
+    "DEFAULT_JUDGE",
+    "JUDGES",
+    "ContradictionJudge",
+    "EvalReport",
+    "LabelledPair",
+    "Mistake",
+    "RuleJudge",
+    "Span",
+    "Verdict",
+    "evaluate",
+    "load_pairs",
+    "make_judge",
+    "parse_pairs",
+]
