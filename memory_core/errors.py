@@ -5,6 +5,8 @@
     ├── InputError             bad argument to a public call (empty content, bad vector, ...)
     ├── NotFoundError          unknown memory, session, item or run id
     ├── EmbeddingError         the embedder failed or returned unusable vectors
+    ├── JudgeError             a contradiction judge backend failed or replied unusably
+    │   └── JudgeTimeoutError
     ├── IndexError_            the vector index rejected an operation (FAISS errors translated)
     ├── SessionFormatError     an ``atlas-session/1`` file is invalid (carries every problem)
     ├── StoreError             the database failed (SQLAlchemy errors translated)
@@ -57,6 +59,14 @@ class NotFoundError(AtlasError, KeyError):
 
 class EmbeddingError(AtlasError, RuntimeError):
     """The embedder failed or produced vectors of the wrong shape or with NaN."""
+
+
+class JudgeError(AtlasError, RuntimeError):
+    """A contradiction judge's backend (e.g. an LLM endpoint) failed or replied unusably."""
+
+
+class JudgeTimeoutError(JudgeError, TimeoutError):
+    """The judge's backend did not answer within its timeout."""
 
 
 class IndexError_(AtlasError, RuntimeError):
