@@ -1,0 +1,155 @@
+"""Bulk import from CSV or JSON with row-level errors.
+
+Each row goes through the gate in its own transaction: a valid row is stored whole, an
+invalid row is reported (row number, field, problem) and leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory_core.errors import AtlasError, InputError, StoreUnavailableError
+from memory_core.knowledge.feedback import SYSTEM_ACTOR
+from memory_core.knowledge.gate import item_schema
+from memory_core.knowledge.items import KnowledgeItem
+from memory_core.knowledge.service import KnowledgeBase
+
+CHECKLIST_COLUMNS = ("verifiable", "used_often", "clear_validity")
+_TRUE = {"true", "yes", "y", "1"}
+_FALSE = {"false", "no", "n", "0"}
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    """One problem of one input row (rows count from 1, header not included)."""
+
+    row: int
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"row {self.row}: {self.field}: {self.problem}"
+
+
+@dataclass(slots=True)
+class ImportReport:
+    """What an import stored and what it refused."""
+
+    imported: list[KnowledgeItem] = field(default_factory=list)
+    errors: list[RowError] = field(default_factory=list)
+
+    @property
+    def rejected_rows(self) -> list[int]:
+        return sorted({e.row for e in self.errors})
+
+
+def csv_columns() -> tuple[str, ...]:
+    """Accepted CSV header names: the schema's fields, with the checklist flattened."""
+    props = [p for p in item_schema()["properties"] if p != "checklist"]
+    return (*props, *CHECKLIST_COLUMNS)
+
+
+def _csv_value(column: str, text: str) -> tuple[Any, str | None]:
+    if column in CHECKLIST_COLUMNS:
+        low = text.lower()
+        if low in _TRUE or low in _FALSE:
+            return low in _TRUE, None
+        return None, "must be yes/no, true/false or 1/0"
+    if column == "confidence":
+        try:
+            return float(text), None
+        except ValueError:
+            return None, f"must be a number in [0, 1], got {text!r}"
+    if column == "data":
+        try:
+            return json.loads(text), None
+        except json.JSONDecodeError as exc:
+            return None, f"must be a JSON object ({exc.msg})"
+    return text, None
+
+
+def csv_record(row: Mapping[str, str | None]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """One CSV row -> item mapping; empty cells are absent fields."""
+    record: dict[str, Any] = {}
+    checklist: dict[str, Any] = {}
+    problems = []
+    for column, raw in row.items():
+        text = (raw or "").strip()
+        if not text:
+            continue
+        value, problem = _csv_value(column, text)
+        if problem is not None:
+            problems.append((column, problem))
+        elif column in CHECKLIST_COLUMNS:
+            checklist[column] = value
+        else:
+            record[column] = value
+    if checklist:
+        record["checklist"] = checklist
+    return record, problems
+
+
+def read_records(path: Path) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
+    """Rows of a ``.csv`` or ``.json`` file with their decoding problems."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError("file", f"cannot read {path}: {exc.strerror}") from exc
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        reader = csv.DictReader(text.splitlines())
+        unknown = sorted(set(reader.fieldnames or ()) - set(csv_columns()))
+        if unknown or not reader.fieldnames:
+            raise InputError("columns", f"unknown {unknown}; allowed: {', '.join(csv_columns())}")
+        return [csv_record(row) for row in reader]
+    if suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError("file", f"{path} is not JSON: {exc}") from exc
+        rows = data.get("items") if isinstance(data, dict) else data
+        if not isinstance(rows, list):
+            raise InputError("file", 'JSON must be a list of items or {"items": [...]}')
+        return [
+            (r, []) if isinstance(r, dict) else ({}, [("item", "must be an object")]) for r in rows
+        ]
+    raise InputError("file", f"unsupported extension {suffix!r}; use .csv or .json")
+
+
+def import_records(
+    kb: KnowledgeBase,
+    records: Iterable[tuple[dict[str, Any], list[tuple[str, str]]]],
+    *,
+    actor: str = SYSTEM_ACTOR,
+) -> ImportReport:
+    """Submit each record in its own transaction; collect every row's problems."""
+    report = ImportReport()
+    for number, (record, problems) in enumerate(records, start=1):
+        if problems:
+            report.errors += [RowError(number, f, p) for f, p in problems]
+            continue
+        try:
+            with kb.unit("knowledge import row") as unit:
+                submission = unit.items.submit(record, actor=actor)
+        except StoreUnavailableError:
+            raise
+        except AtlasError as exc:
+            report.errors.append(RowError(number, getattr(exc, "field", "item"), str(exc)))
+            continue
+        if submission.item is None:
+            report.errors += [
+                RowError(number, p.field, p.message) for p in submission.result.problems
+            ]
+        else:
+            report.imported.append(submission.item)
+    return report
+
+
+def import_file(kb: KnowledgeBase, path: str | Path, *, actor: str = SYSTEM_ACTOR) -> ImportReport:
+    """Import a CSV or JSON file of knowledge items (see ``csv_columns`` and the schema)."""
+    return import_records(kb, read_records(Path(path)), actor=actor)
