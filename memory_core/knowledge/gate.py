@@ -108,6 +108,16 @@ def version_diff(old: ItemDraft | KnowledgeItem | None, new: ItemDraft | Knowled
     return "\n".join(lines)
 
 
+def _schema_problem(err: jsonschema.ValidationError) -> GateProblem:
+    """Name the field: the missing property for ``required``, else the JSON path."""
+    if err.validator == "required" and isinstance(err.instance, dict):
+        missing = [p for p in err.validator_value if p not in err.instance]
+        if missing:
+            return GateProblem(str(missing[0]), "is required")
+    path = ".".join(str(p) for p in err.absolute_path) or "item"
+    return GateProblem(path, err.message)
+
+
 def complete_checklist(draft: ItemDraft) -> Checklist:
     """Fill answers the gate can know: a named system or document is verifiable at its
     source; an expiry date is a clear validity period. Learned items stay unknown."""
@@ -136,19 +146,23 @@ class IngestionGate:
         return self._rules
 
     def parse(self, raw: Mapping[str, Any]) -> tuple[ItemDraft | None, list[GateProblem]]:
-        """Validate a mapping (JSON object, CSV row) against the schema and build a draft."""
-        problems = [
-            GateProblem(".".join(str(p) for p in err.absolute_path) or "item", err.message)
-            for err in sorted(self._validator.iter_errors(dict(raw)), key=lambda e: list(e.path))
-        ]
+        """Validate a mapping (JSON object, CSV row) against the schema and build a draft.
+
+        Every schema and date problem is reported, not only the first.
+        """
+        problems = [_schema_problem(err) for err in self._validator.iter_errors(dict(raw))]
+        dates: dict[str, datetime | None] = {"effective_from": None, "expires_at": None}
+        for name in dates:
+            if isinstance(raw.get(name), str):
+                try:
+                    dates[name] = parse_when(raw[name], name)
+                except InputError as exc:
+                    problems.append(GateProblem(exc.field, exc.problem))
         if problems:
-            return None, problems
-        try:
-            effective = parse_when(raw["effective_from"], "effective_from")
-            expires_raw = raw.get("expires_at")
-            expires = None if expires_raw is None else parse_when(expires_raw, "expires_at")
-        except InputError as exc:
-            return None, [GateProblem(exc.field, exc.problem)]
+            return None, sorted(set(problems), key=lambda p: (p.field, p.message))
+        effective = dates["effective_from"]
+        if effective is None:  # unreachable past the schema; keeps the type honest
+            return None, [GateProblem("effective_from", "is required")]
         draft = ItemDraft(
             key=raw["key"].strip(),
             content=raw["content"].strip(),
@@ -156,7 +170,7 @@ class IngestionGate:
             source_name=raw["source_name"].strip(),
             version=raw["version"].strip(),
             effective_from=effective,
-            expires_at=expires,
+            expires_at=dates["expires_at"],
             confidence=float(raw.get("confidence", 1.0)),
             checklist=Checklist.from_dict(raw.get("checklist")),
             data=raw.get("data"),

@@ -130,8 +130,10 @@ def import_records(
     """Submit each record in its own transaction; collect every row's problems."""
     report = ImportReport()
     for number, (record, problems) in enumerate(records, start=1):
-        if problems:
-            report.errors += [RowError(number, f, p) for f, p in problems]
+        if problems:  # decoding failed; still report what the schema says about the rest
+            _, schema_problems = kb.gate.parse(record)
+            found = {*problems, *((p.field, p.message) for p in schema_problems)}
+            report.errors += [RowError(number, f, p) for f, p in sorted(found)]
             continue
         try:
             with kb.unit("knowledge import row") as unit:
