@@ -20,6 +20,7 @@ from memory_core.conflicts.judge import (
     Verdict,
     make_judge,
 )
+from memory_core.conflicts.llm_judge import LLMJudge
 from memory_core.conflicts.rules import RuleJudge
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "JUDGES",
     "ContradictionJudge",
     "EvalReport",
+    "LLMJudge",
     "LabelledPair",
     "Mistake",
     "RuleJudge",

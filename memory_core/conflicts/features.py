@@ -56,7 +56,11 @@ class Cue:
 
 @dataclass(frozen=True, slots=True)
 class Value:
-    """A typed value: ``kind`` says which values are comparable, ``text`` is canonical."""
+    """A typed value: ``kind`` says which values are comparable.
+
+    ``text`` is canonical so equal values compare equal: digits without separators for
+    numbers, stems for names and choices (so a name matches the same word elsewhere).
+    """
 
     kind: str
     text: str

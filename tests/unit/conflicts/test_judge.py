@@ -1,0 +1,71 @@
+"""Verdict validation, the judge registry and the package's public names."""
+
+from __future__ import annotations
+
+import pytest
+
+import memory_core.conflicts as conflicts
+from memory_core.conflicts import JUDGES, ContradictionJudge, RuleJudge, Span, Verdict, make_judge
+from memory_core.errors import ConfigError, InputError
+
+
+def test_public_names_are_exactly_all() -> None:
+    public = {name for name in vars(conflicts) if not name.startswith("_")}
+    modules = {"evaluation", "features", "judge", "lexicon", "llm_judge", "rules"}
+    assert public - modules == set(conflicts.__all__)
+
+
+def test_verdict_is_frozen_and_slotted() -> None:
+    verdict = Verdict("compatible", 0.1, "same topic")
+    with pytest.raises(AttributeError):
+        verdict.score = 0.5  # type: ignore[misc]
+    assert not hasattr(verdict, "__dict__")
+    assert verdict.kind == "none" and verdict.spans == ()
+    assert not verdict.is_contradiction
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"label": "maybe"}, "label"),
+        ({"score": 1.5}, "score"),
+        ({"score": -0.01}, "score"),
+        ({"kind": "sarcasm"}, "kind"),
+    ],
+)
+def test_verdict_rejects_bad_fields(kwargs: dict[str, object], field: str) -> None:
+    args: dict[str, object] = {"label": "contradiction", "score": 0.9, "reason": "r"} | kwargs
+    with pytest.raises(InputError) as info:
+        Verdict(**args)  # type: ignore[arg-type]
+    assert info.value.field == field
+
+
+def test_span_carries_side_and_text() -> None:
+    span = Span("b", 4, 8, "6000")
+    assert (span.side, span.start, span.end, span.text) == ("b", 4, 8, "6000")
+
+
+def test_make_judge_builds_registered_judges() -> None:
+    judge = make_judge("rules", threshold=0.6)
+    assert isinstance(judge, RuleJudge)
+    assert isinstance(judge, ContradictionJudge)
+    assert judge.name == "rules"
+    assert make_judge().name == "rules"
+    assert set(JUDGES) >= {"rules", "llm"}
+
+
+def test_make_judge_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"'judge' = 'oracle'.*llm, rules"):
+        make_judge("oracle")
+
+
+def test_make_judge_bad_options_name_the_judge() -> None:
+    with pytest.raises(ConfigError, match="options of 'rules'"):
+        make_judge("rules", colour="blue")
+    with pytest.raises(ConfigError, match="base_url"):
+        make_judge("llm")
+
+
+def test_make_judge_passes_option_validation_errors_through() -> None:
+    with pytest.raises(ConfigError, match="'threshold' = 0"):
+        make_judge("rules", threshold=0)
