@@ -1,0 +1,79 @@
+"""Incremental BM25: tokenisation, scores against the formula, removal."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from memory_core.index import LexicalIndex, tokenize
+
+
+def test_tokenize_drops_stopwords_and_folds_plurals() -> None:
+    assert tokenize("The user prefers Window seats!") == ["user", "prefer", "window", "seat"]
+    assert tokenize("a I x glass") == ["glass"]  # 'ss' endings are not plurals
+    assert tokenize("bus gas") == ["bus", "gas"]  # too short to fold
+    assert tokenize("") == []
+
+
+def bm25(tf: float, dl: float, avgdl: float, n_docs: int, df: int) -> float:
+    k1, b = 1.2, 0.75
+    idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_scores_follow_bm25() -> None:
+    index = LexicalIndex()
+    index.add(0, "window seat window")  # tokens: window seat window (3)
+    index.add(1, "aisle seat")  # 2
+    index.add(2, "vegetarian meal please")  # 3
+    scores, slots = index.search("window seat", 10)
+    avgdl = 8 / 3
+    expected = {
+        0: bm25(2, 3, avgdl, 3, 1) + bm25(1, 3, avgdl, 3, 2),
+        1: bm25(1, 2, avgdl, 3, 2),
+    }
+    assert slots.tolist() == [0, 1]
+    assert scores.tolist() == pytest.approx([expected[0], expected[1]], rel=1e-5)
+
+
+def test_top_k_and_ties_break_by_slot() -> None:
+    index = LexicalIndex()
+    for slot in (5, 3, 9):
+        index.add(slot, "coffee")
+    index.add(1, "tea")
+    scores, slots = index.search("coffee", 2)
+    assert slots.tolist() == [3, 5]
+    assert scores[0] == scores[1]
+
+
+def test_remove_updates_postings_and_lengths() -> None:
+    index = LexicalIndex()
+    index.add(0, "red apple")
+    index.add(1, "green apple pie")
+    index.remove(0)
+    index.remove(0)  # twice is harmless
+    assert len(index) == 1
+    scores, slots = index.search("apple red", 5)
+    assert slots.tolist() == [1]
+    assert scores[0] == pytest.approx(bm25(1, 3, 3.0, 1, 1), rel=1e-5)
+    assert index.search("red", 5)[1].size == 0
+    index.remove(1)
+    assert index.search("apple", 5)[1].size == 0
+
+
+def test_slots_beyond_initial_capacity() -> None:
+    index = LexicalIndex()
+    index.add(1000, "far away slot")
+    index.add(3, "near slot")
+    _, slots = index.search("far", 1)
+    assert slots.tolist() == [1000]
+
+
+def test_no_match_and_empty_query() -> None:
+    index = LexicalIndex()
+    assert index.search("anything", 3)[1].size == 0
+    index.add(0, "something")
+    assert index.search("nothing in common", 3)[1].size == 0
+    assert index.search("the of and", 3)[1].size == 0
+    assert index.search("something", 0)[1].size == 0

@@ -1,0 +1,114 @@
+"""VectorIndex: exact cosine search, deletions, the switch to HNSW and its tombstones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_core.errors import IndexError_
+from memory_core.index import VectorIndex
+
+DIM = 16
+
+
+def unit_rows(n: int, seed: int = 0) -> np.ndarray:
+    rows = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_exact_search_matches_brute_force() -> None:
+    vectors = unit_rows(50)
+    ids = np.arange(100, 150)
+    index = VectorIndex(DIM)
+    index.add(ids, vectors)
+    assert len(index) == 50
+    assert index.kind == "flat"
+    query = vectors[7]
+    sims, got = index.search(query, 5)
+    brute = vectors @ query
+    order = np.argsort(-brute)[:5]
+    assert got.tolist() == ids[order].tolist()
+    np.testing.assert_allclose(sims, brute[order], rtol=1e-5)
+    assert got[0] == 107
+    assert sims[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_remove_and_ids_and_reconstruct() -> None:
+    vectors = unit_rows(10)
+    index = VectorIndex(DIM)
+    index.add(np.arange(10), vectors)
+    index.remove(np.array([3, 4]))
+    index.remove(np.array([], dtype=np.int64))
+    assert len(index) == 8
+    assert sorted(index.ids().tolist()) == [0, 1, 2, 5, 6, 7, 8, 9]
+    _, got = index.search(vectors[3], 10)
+    assert 3 not in got.tolist()
+    assert 4 not in got.tolist()
+    np.testing.assert_allclose(index.reconstruct(np.array([5])), vectors[[5]])
+    with pytest.raises(IndexError_):
+        index.reconstruct(np.array([3]))
+
+
+def test_empty_index_and_k_larger_than_size() -> None:
+    index = VectorIndex(DIM)
+    sims, ids = index.search(unit_rows(1)[0], 5)
+    assert len(sims) == len(ids) == 0
+    index.add(np.array([1, 2]), unit_rows(2))
+    sims, ids = index.search(unit_rows(1, seed=9)[0], 5)
+    assert sorted(ids.tolist()) == [1, 2]
+    assert index.search(unit_rows(1)[0], 0)[1].size == 0
+
+
+def test_switches_to_hnsw_above_threshold_and_keeps_results() -> None:
+    vectors = unit_rows(80)
+    index = VectorIndex(DIM, hnsw_threshold=50, m=8, ef_search=64, ef_construction=40)
+    index.add(np.arange(40), vectors[:40])
+    assert index.kind == "flat"
+    index.add(np.arange(40, 80), vectors[40:])
+    assert index.kind == "hnsw"
+    assert len(index) == 80
+    for probe in (0, 45, 79):
+        sims, ids = index.search(vectors[probe], 1)
+        assert ids[0] == probe
+        assert sims[0] == pytest.approx(1.0, abs=1e-4)
+
+
+def test_hnsw_deletions_are_filtered_then_purged_by_rebuild() -> None:
+    vectors = unit_rows(80)
+    index = VectorIndex(DIM, hnsw_threshold=50, m=8, rebuild_fraction=0.25)
+    index.add(np.arange(80), vectors)
+    index.remove(np.array([5]))
+    assert len(index) == 79
+    _, ids = index.search(vectors[5], 10)
+    assert 5 not in ids.tolist()
+    assert len(ids) == 10
+    assert 5 not in index.ids().tolist()
+    _, many = index.search_many(vectors[[5, 6]], 3)
+    assert 5 not in many[0].tolist()
+    # more than a quarter deleted: rebuilt without tombstones, still HNSW (40 > 50 // 2)
+    index.remove(np.arange(10, 35))
+    assert len(index) == 54
+    assert index.kind == "hnsw"
+    assert index._deleted == set()
+    assert sorted(index.ids().tolist()) == sorted(set(range(80)) - {5} - set(range(10, 35)))
+    _, ids = index.search(vectors[50], 1)
+    assert ids[0] == 50
+
+
+def test_shrinking_hnsw_falls_back_to_exact() -> None:
+    vectors = unit_rows(60)
+    index = VectorIndex(DIM, hnsw_threshold=50, m=8)
+    index.add(np.arange(60), vectors)
+    index.remove(np.arange(0, 40))
+    assert index.kind == "flat"
+    assert len(index) == 20
+    _, ids = index.search(vectors[55], 1)
+    assert ids[0] == 55
+
+
+def test_search_many_marks_missing_with_minus_one() -> None:
+    index = VectorIndex(DIM)
+    index.add(np.array([7, 8]), unit_rows(2))
+    sims, ids = index.search_many(unit_rows(3, seed=4), 4)
+    assert ids.shape == (3, 2)
+    assert set(ids.ravel().tolist()) <= {7, 8}
