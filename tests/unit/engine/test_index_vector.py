@@ -109,6 +109,6 @@ def test_shrinking_hnsw_falls_back_to_exact() -> None:
 def test_search_many_marks_missing_with_minus_one() -> None:
     index = VectorIndex(DIM)
     index.add(np.array([7, 8]), unit_rows(2))
-    sims, ids = index.search_many(unit_rows(3, seed=4), 4)
+    _, ids = index.search_many(unit_rows(3, seed=4), 4)
     assert ids.shape == (3, 2)
     assert set(ids.ravel().tolist()) <= {7, 8}
