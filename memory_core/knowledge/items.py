@@ -174,7 +174,7 @@ class Citation:
 class AuditEntry:
     """Who did what to an item, with the state before and after."""
 
-    id: str
+    id: int
     item_id: str
     item_key: str
     action: ReviewAction

@@ -166,11 +166,15 @@ class KnowledgeCitationRow(UUIDKeyMixin, Base):
         )
 
 
-class KnowledgeAuditRow(UUIDKeyMixin, Base):
-    """One review action: who, when, what, and the item state before and after."""
+class KnowledgeAuditRow(Base):
+    """One review action: who, when, what, and the item state before and after.
+
+    Append-only; the integer key gives the order of actions that share a timestamp.
+    """
 
     __tablename__ = "knowledge_audit"
 
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     item_id: Mapped[str] = mapped_column(
         String(36), ForeignKey("knowledge_items.id", ondelete="CASCADE"), index=True
     )

@@ -105,7 +105,7 @@ class KnowledgeRepository:
         return [r.to_item() for r in self._session.scalars(query)]
 
     def audit_log(self, item_id: str | None = None, *, key: str | None = None) -> list[AuditEntry]:
-        query = select(KnowledgeAuditRow).order_by(KnowledgeAuditRow.at, KnowledgeAuditRow.id)
+        query = select(KnowledgeAuditRow).order_by(KnowledgeAuditRow.id)
         if item_id is not None:
             query = query.where(KnowledgeAuditRow.item_id == item_id)
         if key is not None:

@@ -98,6 +98,7 @@ def upgrade() -> None:
 
     op.create_table(
         "knowledge_audit",
+        sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("item_id", sa.String(36), nullable=False),
         sa.Column("item_key", sa.String(200), nullable=False),
         sa.Column("action", sa.String(32), nullable=False),
@@ -106,7 +107,6 @@ def upgrade() -> None:
         sa.Column("before", sa.JSON(), nullable=True),
         sa.Column("after", sa.JSON(), nullable=True),
         sa.Column("note", sa.Text(), nullable=True),
-        sa.Column("id", sa.String(36), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_knowledge_audit")),
         sa.ForeignKeyConstraint(
             ["item_id"],

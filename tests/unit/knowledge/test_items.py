@@ -1,0 +1,67 @@
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_core.errors import InputError
+from memory_core.knowledge.items import Checklist, parse_version
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("3.1.2", (3, 1, 2)), ("v3.1", (3, 1)), ("3.1.0", (3, 1)), ("10", (10,)), (" 2.0 ", (2,))],
+)
+def test_parse_version(text: str, expected: tuple[int, ...]) -> None:
+    assert parse_version(text) == expected
+
+
+def test_versions_compare_numerically_not_as_text() -> None:
+    assert parse_version("3.10") > parse_version("3.9")
+
+
+@pytest.mark.parametrize("bad", ["", "three", "3.x", "3..1", "-1"])
+def test_parse_version_refuses_non_numeric(bad: str) -> None:
+    with pytest.raises(InputError) as info:
+        parse_version(bad)
+    assert info.value.field == "version"
+
+
+def test_checklist_round_trip_and_refusals() -> None:
+    checklist = Checklist(verifiable=True, used_often=False, clear_validity=None)
+    assert Checklist.from_dict(checklist.as_dict()) == checklist
+    assert checklist.refused() == ["used_often"]
+    assert Checklist.from_dict(None) == Checklist()
+
+
+def test_valid_at_is_half_open() -> None:
+    from memory_core.knowledge.items import ItemStatus, KnowledgeItem, SourceKind
+
+    t0 = datetime(2024, 1, 1, tzinfo=UTC)
+    t1 = datetime(2025, 1, 1, tzinfo=UTC)
+    item = KnowledgeItem(
+        id="x",
+        key="k",
+        version="1",
+        content="c",
+        source_kind=SourceKind.FIRST_PARTY_SYSTEM,
+        source_name="S",
+        effective_from=t0,
+        expires_at=t1,
+        confidence=1.0,
+        status=ItemStatus.ACTIVE,
+        checklist=Checklist(),
+        data=None,
+        last_verified_at=None,
+        citation_count=0,
+        feedback_correct=0,
+        feedback_wrong=0,
+        consecutive_wrong=0,
+        reviewer=None,
+        review_note=None,
+        created_at=t0,
+        updated_at=t0,
+        session_id=None,
+        user_id=None,
+    )
+    assert item.valid_at(t0)
+    assert not item.valid_at(t1)
+    assert item.label == "S v1"

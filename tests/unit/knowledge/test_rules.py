@@ -1,0 +1,110 @@
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_core.errors import ConfigError
+from memory_core.knowledge.items import ItemDraft, KnowledgeItem, SourceKind
+from memory_core.knowledge.rules import (
+    RuleRegistry,
+    confidence_in_range,
+    effective_before_expiry,
+    non_empty_content,
+    version_increases,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+DRAFT = ItemDraft(
+    key="policy.leave",
+    content="5 days",
+    source_kind=SourceKind.FIRST_PARTY_SYSTEM,
+    source_name="HR_API",
+    version="3.1",
+    effective_from=T0,
+)
+
+
+def _previous(version: str) -> KnowledgeItem:
+    from memory_core.knowledge.items import Checklist, ItemStatus
+
+    return KnowledgeItem(
+        id="p",
+        key="policy.leave",
+        version=version,
+        content="old",
+        source_kind=DRAFT.source_kind,
+        source_name="HR_API",
+        effective_from=T0,
+        expires_at=None,
+        confidence=1.0,
+        status=ItemStatus.ACTIVE,
+        checklist=Checklist(),
+        data=None,
+        last_verified_at=None,
+        citation_count=0,
+        feedback_correct=0,
+        feedback_wrong=0,
+        consecutive_wrong=0,
+        reviewer=None,
+        review_note=None,
+        created_at=T0,
+        updated_at=T0,
+        session_id=None,
+        user_id=None,
+    )
+
+
+def test_valid_draft_passes_every_default_rule() -> None:
+    assert RuleRegistry().check(DRAFT, _previous("3.0")) == []
+
+
+def test_blank_fields_are_named() -> None:
+    draft = replace(DRAFT, content="  ", source_name="")
+    assert {f for f, _ in non_empty_content(draft, None)} == {"content", "source_name"}
+
+
+@pytest.mark.parametrize("bad", [-0.01, 1.01, float("nan")])
+def test_confidence_outside_unit_interval(bad: float) -> None:
+    assert confidence_in_range(replace(DRAFT, confidence=bad), None)[0][0] == "confidence"
+
+
+def test_expiry_must_follow_effective_date() -> None:
+    assert effective_before_expiry(replace(DRAFT, expires_at=T0), None)[0][0] == "expires_at"
+    later = datetime(2024, 1, 2, tzinfo=UTC)
+    assert effective_before_expiry(replace(DRAFT, expires_at=later), None) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "ok"),
+    [("3.0", True), ("3.1", False), ("3.1.0", False), ("3.10", False), ("2.9.9", True)],
+)
+def test_version_must_increase(old: str, ok: bool) -> None:
+    assert (version_increases(DRAFT, _previous(old)) == []) is ok
+
+
+def test_registry_collects_every_problem_and_custom_rules() -> None:
+    registry = RuleRegistry()
+    registry.register(
+        "leave_days_limit",
+        lambda d, p: (
+            [("data.days", "exceeds tenure * 5")]
+            if (d.data or {}).get("days", 0) > 5 * (d.data or {}).get("tenure", 0)
+            else []
+        ),
+    )
+    draft = replace(DRAFT, content="", confidence=2.0, data={"days": 20, "tenure": 1})
+    fields = [f for f, _ in registry.check(draft, _previous("3.1"))]
+    assert fields == ["content", "confidence", "version", "data.days"]
+    assert "leave_days_limit" in registry.names()
+    assert [f for f, _ in registry.check(draft, None, skip=("leave_days_limit",))] == [
+        "content",
+        "confidence",
+    ]
+
+
+def test_registry_refuses_duplicates_and_non_callables() -> None:
+    registry = RuleRegistry()
+    with pytest.raises(ConfigError, match="already registered"):
+        registry.register("version_increases", version_increases)
+    with pytest.raises(ConfigError):
+        registry.register("x", "not a function")  # type: ignore[arg-type]
