@@ -708,8 +708,9 @@ class ElasticMemoryAtlas:
             provenance=write.provenance,
         )
         _forgetting.enforce_capacity(s, protect=slot, now=now)
+        node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
         self.maybe_decay()
-        return self._snapshot(slot)
+        return node
 
     def _merge_into(self, slot: int, write: _Write, similarity: float, now: float) -> MemoryNode:
         s, table = self._s, self._s.table
