@@ -112,7 +112,10 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     hours = np.maximum(now - table.accessed[slots], 0.0) / 3600.0
     recency = np.power(0.5, hours / cfg.recency_half_life_hours)
     confidence = table.confidence[slots].astype(np.float64)
-    cross = np.zeros(len(slots), dtype=bool) if home is None else table.session[slots] != home.code
+    if home is not None:
+        cross = table.session[slots] != home.code
+    else:  # no session asked: nothing is foreign; asked but empty: everything is
+        cross = np.full(len(slots), query.session_id is not None, dtype=bool)
     session_factor = np.where(cross, cfg.cross_session_factor, 1.0)
     total = cfg.similarity_weight + cfg.weight_weight + cfg.recency_weight
     final = (
