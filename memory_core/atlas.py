@@ -219,7 +219,7 @@ class ElasticMemoryAtlas:
             )
             for i, t in enumerate(texts)
         ]
-        vectors = self._vectors([w.content for w in writes], embeddings)
+        vectors = self._vectors([w.content for w in writes], embeddings, "embeddings")
         with self._lock:
             return [self._insert(w, v) for w, v in zip(writes, vectors, strict=True)]
 
@@ -325,7 +325,8 @@ class ElasticMemoryAtlas:
         since_v = None if since is None else check.finite(since, "since")
         until_v = None if until is None else check.finite(until, "until")
         meta = check.metadata(metadata, "metadata") if metadata else None
-        vector = self._vectors([text], None if query_embedding is None else [query_embedding])[0]
+        given = None if query_embedding is None else [query_embedding]
+        vector = self._vectors([text], given, "query_embedding")[0]
         q = Query(
             text, vector, top_k, session_id, bool(cross_session), kind_codes, since_v, until_v, meta
         )
@@ -633,10 +634,15 @@ class ElasticMemoryAtlas:
             links_to=check.string_tuple(links_to, "links_to"),  # type: ignore[arg-type]
         )
 
-    def _vectors(self, texts: list[str], given: Sequence[Any] | np.ndarray | None) -> np.ndarray:
+    def _vectors(
+        self,
+        texts: list[str],
+        given: Sequence[Any] | np.ndarray | None,
+        field: str = "embedding",
+    ) -> np.ndarray:
         if given is None:
             return embed_checked(self.embedder, texts)
-        return check_vectors(given, self.embedder.dim, field="embedding")
+        return check_vectors(given, self.embedder.dim, field=field)
 
     def _check_links(self, ids: tuple[str, ...]) -> None:
         for ident in ids:
