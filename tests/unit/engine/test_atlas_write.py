@@ -276,8 +276,9 @@ def test_add_many_validates_everything_first(make_atlas: AtlasFactory) -> None:
     with pytest.raises(InputError) as info:
         atlas.add_many("one string", session_id="s")
     assert info.value.field == "texts"
-    with pytest.raises(InputError):
+    with pytest.raises(InputError) as info:
         atlas.add_many(["a", "b"], session_id="s", embeddings=np.ones((2, DIM + 2)))
+    assert info.value.field == "embeddings"
     assert embedder.calls == []
     assert len(atlas) == 0
     vectors = np.eye(DIM)[:2]
