@@ -531,10 +531,14 @@ class ElasticMemoryAtlas:
             vector = self._vectors([write.content], None)[0]
             node = self._insert(write, vector, allow_merge=False, auto_link=False)
             summary_slot = table.slot_of[node.id]
-            for s in slots.tolist():
+            # only what the text covers, and only what the insert's capacity check left alive
+            covered_now = np.array(
+                [table.slot_of[i] for i in summary.covered_ids if i in table.slot_of], np.int64
+            )
+            for s in covered_now.tolist():
                 self._s.edges.link(summary_slot, s, Relation.SUMMARIZES, 1.0)
-            table.strength[slots] *= self.config.summary_downweight
-            self._refresh_weight(np.append(slots, summary_slot))
+            table.strength[covered_now] *= self.config.summary_downweight
+            self._refresh_weight(np.append(covered_now, summary_slot))
             self._emit(
                 SummaryCreated,
                 session_id=session.id,
