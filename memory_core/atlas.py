@@ -570,6 +570,8 @@ class ElasticMemoryAtlas:
                 )
                 table.accessed[unpinned] = np.minimum(table.accessed[unpinned], now)
                 self._refresh_weight(unpinned)
+                table.working[slots] = False  # an ended session has no working tier to protect
+                session.working.clear()
                 session.ended = True
             elif mode == "summarize":
                 self.summarize_session(session_id)
