@@ -198,6 +198,14 @@ def _absorb(state: AtlasState, keep: int, drop: int, similarity: float, now: flo
     table.count[keep] += table.count[drop]
     table.confidence[keep] = max(table.confidence[keep], table.confidence[drop])
     table.pinned[keep] |= table.pinned[drop]
+    table.weight[[keep]] = composite_weight(
+        table.strength[[keep]],
+        table.accessed[[keep]],
+        table.count[[keep]],
+        table.assoc[[keep]],
+        now,
+        state.config,
+    )
     for source, target, relation, strength in list(edges.relations(drop)):
         other = target if source == drop else source
         if other != keep:
