@@ -94,7 +94,10 @@ def csv_record(row: Mapping[str, str | None]) -> tuple[dict[str, Any], list[tupl
     return record, problems
 
 
-def read_records(path: Path) -> list[tuple[dict[str, Any], list[tuple[str, str]]]]:
+Decoded = tuple[dict[str, Any] | None, list[tuple[str, str]]]
+
+
+def read_records(path: Path) -> list[Decoded]:
     """Rows of a ``.csv`` or ``.json`` file with their decoding problems."""
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -116,22 +119,22 @@ def read_records(path: Path) -> list[tuple[dict[str, Any], list[tuple[str, str]]
         if not isinstance(rows, list):
             raise InputError("file", 'JSON must be a list of items or {"items": [...]}')
         return [
-            (r, []) if isinstance(r, dict) else ({}, [("item", "must be an object")]) for r in rows
+            (r, []) if isinstance(r, dict) else (None, [("item", "must be an object")]) for r in rows
         ]
     raise InputError("file", f"unsupported extension {suffix!r}; use .csv or .json")
 
 
 def import_records(
     kb: KnowledgeBase,
-    records: Iterable[tuple[dict[str, Any], list[tuple[str, str]]]],
+    records: Iterable[Decoded],
     *,
     actor: str = SYSTEM_ACTOR,
 ) -> ImportReport:
     """Submit each record in its own transaction; collect every row's problems."""
     report = ImportReport()
     for number, (record, problems) in enumerate(records, start=1):
-        if problems:  # decoding failed; still report what the schema says about the rest
-            _, schema_problems = kb.gate.parse(record)
+        if record is None or problems:  # decoding failed; the schema may say more
+            schema_problems = kb.gate.parse(record)[1] if record is not None else []
             found = {*problems, *((p.field, p.message) for p in schema_problems)}
             report.errors += [RowError(number, f, p) for f, p in sorted(found)]
             continue

@@ -81,7 +81,7 @@ def load_sample_knowledge(kb: KnowledgeBase, *, folder: Path | None = None) -> S
             for citation in record.get("citations", ()):
                 cites += _cite(unit, item_id, citation)
         for row_number, (record, problems) in enumerate(queue, start=1):
-            if problems:
+            if record is None or problems:
                 raise InputError(f"review_queue.csv row {row_number}", str(problems))
             if _existing(unit, record["key"], record["version"]) is not None:
                 skipped += 1
