@@ -1,0 +1,7 @@
+"""``python -m memory_core.cli`` runs the ``atlas`` command."""
+
+import sys
+
+from memory_core.cli import main
+
+sys.exit(main())

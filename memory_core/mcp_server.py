@@ -1,0 +1,166 @@
+"""An MCP server exposing one atlas: ``memory_write``, ``memory_read``, ``memory_forget``,
+``session_end``, ``memory_stats`` tools and an ``atlas://graph`` resource.
+
+Engine errors become MCP tool errors whose text names the bad field, so a client (or
+the model behind it) can correct the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.errors import AtlasError
+from memory_core.model import MemoryNode, RetrievalHit
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Elastic Atlas agent memory. Call memory_read with the user's message before answering, "
+    "memory_write for new facts, preferences, decisions and errors, session_end when a conversation ends."
+)
+
+
+def node_view(node: MemoryNode) -> dict[str, Any]:
+    """JSON-ready view of a memory (no embedding)."""
+    return {
+        "id": node.id,
+        "content": node.content,
+        "session_id": node.session_id,
+        "kind": node.kind.value,
+        "status": node.status.value,
+        "weight": round(node.weight, 4),
+        "confidence": node.confidence,
+        "created_at": node.created_at,
+        "access_count": node.access_count,
+        "provenance": list(node.provenance),
+        "metadata": node.metadata,
+    }
+
+
+def hit_view(hit: RetrievalHit) -> dict[str, Any]:
+    return {
+        **node_view(hit.node),
+        "score": round(hit.score, 4),
+        "cross_session": hit.cross_session,
+        "breakdown": hit.breakdown.as_dict(),
+    }
+
+
+def graph_view(atlas: ElasticMemoryAtlas) -> dict[str, Any]:
+    """The whole graph as plain JSON (the ``atlas://graph`` resource)."""
+    return {
+        "stats": atlas.stats(),
+        "nodes": [node_view(n) for n in atlas.nodes()],
+        "edges": [
+            {
+                "source": e.source_id,
+                "target": e.target_id,
+                "relation": e.relation.value,
+                "strength": e.strength,
+            }
+            for e in atlas.edges()
+        ],
+    }
+
+
+def _guard(call: Callable[[], T]) -> T:
+    try:
+        return call()
+    except AtlasError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> MCPServer:
+    """An MCP server bound to ``atlas`` (transport chosen by the caller's ``run``)."""
+    server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version="0.1.0")
+
+    @server.tool(description="Store a memory (fact, preference, decision, event) in a session.")
+    def memory_write(
+        content: str,
+        session_id: str = "default",
+        kind: str = "session",
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        confidence: float = 1.0,
+        ttl_hours: float | None = None,
+        pinned: bool = False,
+        links_to: list[str] | None = None,
+    ) -> dict[str, Any]:
+        node = _guard(
+            lambda: atlas.add(
+                content,
+                session_id=session_id,
+                kind=kind,
+                metadata=metadata,
+                importance=importance,
+                confidence=confidence,
+                ttl_hours=ttl_hours,
+                pinned=pinned,
+                links_to=links_to,
+            )
+        )
+        return node_view(node)
+
+    @server.tool(
+        description="Retrieve the memories most relevant to a query, with score breakdowns."
+    )
+    def memory_read(
+        query: str,
+        top_k: int = 5,
+        session_id: str | None = None,
+        cross_session: bool = False,
+        kinds: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        reinforce: bool = True,
+    ) -> dict[str, Any]:
+        hits = _guard(
+            lambda: atlas.retrieve(
+                query,
+                top_k=top_k,
+                session_id=session_id,
+                cross_session=cross_session,
+                kinds=kinds,
+                metadata=metadata,
+                reinforce=reinforce,
+            )
+        )
+        return {"hits": [hit_view(h) for h in hits]}
+
+    @server.tool(
+        description="Forget a memory: tombstone it (kept for audit) or, with hard=true, delete it."
+    )
+    def memory_forget(node_id: str, hard: bool = False) -> dict[str, Any]:
+        if hard:
+            _guard(lambda: atlas.delete(node_id))
+            return {"id": node_id, "deleted": True}
+        return node_view(_guard(lambda: atlas.forget(node_id)))
+
+    @server.tool(description="End a session: keep, fade, summarize or purge its memories.")
+    def session_end(session_id: str, mode: str | None = None) -> dict[str, Any]:
+        affected = _guard(lambda: atlas.end_session(session_id, mode))
+        return {
+            "session_id": session_id,
+            "mode": mode or atlas.config.session_end_mode,
+            "affected": affected,
+        }
+
+    @server.tool(description="Counts, weights and evictions of the memory.")
+    def memory_stats() -> dict[str, Any]:
+        return atlas.stats()
+
+    @server.resource(
+        "atlas://graph",
+        name="graph",
+        mime_type="application/json",
+        description="Snapshot of the memory graph: nodes, edges, stats.",
+    )
+    def graph() -> str:
+        return json.dumps(graph_view(atlas))
+
+    return server
