@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import zipfile
+import zlib
 from collections import Counter, deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,24 @@ COLUMNS = (
     "status",
     "pinned",
     "working",
+)
+
+REQUIRED_KEYS = frozenset(
+    (
+        "format",
+        "config",
+        "now",
+        "last_decay",
+        "counters",
+        "rng",
+        "sessions",
+        "ids",
+        "session_of",
+        "contents",
+        "metadata",
+        "provenance",
+        "edges",
+    )
 )
 
 
@@ -104,8 +123,20 @@ def read(path: Path) -> SnapshotData:
             meta = json.loads(bytes(npz["meta"]).decode())
             columns = {name: npz[f"col_{name}"] for name in COLUMNS}
             embeddings = npz["embeddings"]
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, json.JSONDecodeError) as exc:
+    except (
+        OSError,
+        EOFError,
+        KeyError,
+        ValueError,
+        NotImplementedError,  # zipfile: a flipped compression-method byte
+        zipfile.BadZipFile,
+        zlib.error,
+        json.JSONDecodeError,
+    ) as exc:
         raise InputError("snapshot", f"{path} is not an atlas snapshot ({exc})") from exc
+    missing = REQUIRED_KEYS - meta.keys() if isinstance(meta, dict) else REQUIRED_KEYS
+    if missing:
+        raise InputError("snapshot", f"{path} lacks {', '.join(sorted(missing))}")
     if meta.get("format") != FORMAT:
         raise InputError("snapshot", f"{path} has format {meta.get('format')!r}, expected {FORMAT}")
     try:
