@@ -45,7 +45,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace) -> int:
     pairs = load_pairs(args.file)
     judge = make_judge(args.judge, **dict(args.option))
-    report = evaluate(judge, pairs)
+    try:
+        report = evaluate(judge, pairs)
+    finally:
+        close = getattr(judge, "close", None)  # judges holding connections release them
+        if callable(close):
+            close()
     if args.json:
         summary = report.to_dict()
         if args.mistakes:

@@ -74,7 +74,7 @@ def evaluate(judge: ContradictionJudge, pairs: Sequence[LabelledPair]) -> EvalRe
     """
     if not pairs:
         raise InputError("pairs", "need at least one labelled pair to evaluate")
-    confusion = {expected: dict.fromkeys(LABELS, 0) for expected in LABELS}
+    confusion: dict[str, dict[str, int]] = {e: dict.fromkeys(LABELS, 0) for e in LABELS}
     mistakes: list[Mistake] = []
     for pair in pairs:
         verdict = judge.judge(pair.a, pair.b)

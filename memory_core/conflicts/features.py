@@ -8,6 +8,7 @@ days, names, exclusive choices) and the content words that say what the text is 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -122,8 +123,8 @@ def stem(word: str) -> str:
 def _phrase_roles() -> dict[tuple[str, ...], tuple[frozenset[str], int]]:
     table: dict[tuple[str, ...], tuple[set[str], int]] = {}
 
-    def add(phrases: object, role: str, polarity: int = 0) -> None:
-        for phrase in phrases:  # type: ignore[attr-defined]
+    def add(phrases: Iterable[tuple[str, ...]], role: str, polarity: int = 0) -> None:
+        for phrase in phrases:
             roles, old = table.setdefault(phrase, (set(), 0))
             roles.add(role)
             table[phrase] = (roles, polarity or old)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memory_core.conflicts.features import Features, Value, extract
-from memory_core.conflicts.judge import Kind, Span, Verdict
+from memory_core.conflicts.judge import Kind, Side, Span, Verdict
 from memory_core.errors import ConfigError, InputError
 
 DEFAULT_THRESHOLD = 0.5
@@ -75,17 +75,18 @@ class _Pair:
         return " ".join(words[:3]) or "the same topic"
 
 
-def _spans(side: str, features: Features, ranges: Iterable[tuple[int, int]]) -> list[Span]:
-    return [
-        Span(side, start, end, features.text[start:end])  # type: ignore[arg-type]
-        for start, end in ranges
-    ]
+def _spans(side: Side, features: Features, ranges: Iterable[tuple[int, int]]) -> list[Span]:
+    return [Span(side, start, end, features.text[start:end]) for start, end in ranges]
 
 
 def _extra_spans(pair: _Pair) -> list[Span]:
     """Tokens and values found on one side only: the default "differing parts"."""
     out: list[Span] = []
-    for side, feats, extra in (("a", pair.a, pair.a_extra), ("b", pair.b, pair.b_extra)):
+    sides: tuple[tuple[Side, Features, frozenset[str]], ...] = (
+        ("a", pair.a, pair.a_extra),
+        ("b", pair.b, pair.b_extra),
+    )
+    for side, feats, extra in sides:
         ranges = {(t.start, t.end) for t in feats.tokens if t.key in extra}
         ranges |= {(v.start, v.end) for v in feats.values if v.text in extra}
         out += _spans(side, feats, sorted(ranges))
@@ -105,7 +106,8 @@ def _polarity(pair: _Pair) -> Finding | None:
     if a.negated != b.negated:
         if a.sentiment * b.sentiment < 0:
             return None  # "I like X" / "I don't hate X": both flips cancel
-        side, feats = ("b", b) if b.negated else ("a", a)
+        side: Side = "b" if b.negated else "a"
+        feats = b if b.negated else a
         cue = " / ".join(c.text for c in feats.cues if "negation" in c.roles)
         spans = _spans(side, feats, feats.cue_spans("negation"))
         reason = f"'{side}' negates the other about '{pair.subject()}' ({cue!r})"
@@ -190,7 +192,8 @@ def _in(value: Value, others: Iterable[Value], kind: str) -> bool:
 
 def _correction(pair: _Pair) -> Finding | None:
     """An explicit correction ("actually", "instead", "switched to") about the same topic."""
-    side, feats = ("b", pair.b) if pair.b.has("correction") else ("a", pair.a)
+    side: Side = "b" if pair.b.has("correction") else "a"
+    feats = pair.b if side == "b" else pair.a
     if not feats.has("correction") or pair.any_has("addition"):
         return None
     if pair.shared:
