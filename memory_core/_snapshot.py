@@ -119,7 +119,8 @@ def save(state: AtlasState, path: Path) -> Path:
 
 def read(path: Path) -> SnapshotData:
     try:
-        with np.load(path, allow_pickle=False) as npz:
+        # our own handle: np.load leaks the file it opened when the zip is invalid
+        with path.open("rb") as fh, np.load(fh, allow_pickle=False) as npz:
             meta = json.loads(bytes(npz["meta"]).decode())
             columns = {name: npz[f"col_{name}"] for name in COLUMNS}
             embeddings = npz["embeddings"]
@@ -128,6 +129,7 @@ def read(path: Path) -> SnapshotData:
         EOFError,
         KeyError,
         ValueError,
+        TypeError,  # a plain .npy array instead of an .npz archive
         NotImplementedError,  # zipfile: a flipped compression-method byte
         zipfile.BadZipFile,
         zlib.error,
