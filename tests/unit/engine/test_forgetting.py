@@ -5,7 +5,6 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
-import numpy as np
 import pytest
 
 from memory_core import (
@@ -23,7 +22,7 @@ from memory_core import (
 )
 from memory_core.testing import EventRecorder
 
-from .conftest import DIM, AtlasFactory, CountingEmbedder, invariants
+from .conftest import AtlasFactory, CountingEmbedder, invariants
 
 HOUR = 3600.0
 
@@ -47,12 +46,6 @@ SEED_LINEAR: dict[str, Any] = {
 
 def seed_atlas(make_atlas: AtlasFactory, **overrides: Any) -> tuple[ElasticMemoryAtlas, Any]:
     return make_atlas(**{**SEED_LINEAR, **overrides})
-
-
-def basis(i: int) -> np.ndarray:
-    v = np.zeros(DIM, dtype=np.float32)
-    v[i] = 1.0
-    return v
 
 
 def evictions(recorder: EventRecorder) -> dict[str, str]:
