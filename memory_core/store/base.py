@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any, ClassVar
 
-from sqlalchemy import DateTime, MetaData, String
+from sqlalchemy import JSON, DateTime, Dialect, MetaData, String
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -16,16 +19,46 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
+# JSON documents: JSONB on PostgreSQL (indexable, compact), plain JSON text elsewhere.
+JSONDocument = JSON().with_variant(JSONB(), "postgresql")
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC on every backend.
+
+    SQLite keeps datetimes as naive text, so values are normalised to UTC before
+    binding (also in WHERE clauses, keeping text comparison correct) and get their
+    ``tzinfo`` back on read. Naive input is refused because it is ambiguous.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if not isinstance(value, datetime):
+            raise TypeError(f"expected a datetime from the database, got {value!r}")
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
     """Root of all ORM classes; constraint names are deterministic for Alembic."""
 
     metadata = MetaData(naming_convention=NAMING)
-    type_annotation_map = {datetime: DateTime(timezone=True)}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime}
 
 
 class UUIDKeyMixin:

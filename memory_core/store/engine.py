@@ -1,0 +1,172 @@
+"""Opening the database: URL resolution, engine setup and migrations at start-up."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.orm import Session, sessionmaker
+
+from memory_core.errors import ConfigError
+from memory_core.paths import data_dir
+from memory_core.store.boundary import translate_errors
+from memory_core.store.erase import Subject, erase_rows
+from memory_core.store.migrate import upgrade
+from memory_core.store.sql import (
+    SqlAtlasRepository,
+    SqlEventRepository,
+    SqlRunRepository,
+    SqlSnapshotRepository,
+)
+
+URL_ENV = "ATLAS_DATABASE_URL"
+DEFAULT_BUSY_TIMEOUT = 5.0
+_URL_HELP = (
+    "must be a SQLAlchemy URL with a file path or a server, e.g. sqlite:////var/atlas/atlas.db "
+    "or postgresql+psycopg://user:password@host:5432/atlas"
+)
+
+
+def resolve_url(url: str | None = None) -> URL:
+    """``url``, else ``$ATLAS_DATABASE_URL`` (read now), else ``<data_dir>/atlas.db``."""
+    raw = url or os.environ.get(URL_ENV) or f"sqlite:///{data_dir() / 'atlas.db'}"
+    try:
+        parsed = make_url(raw)
+    except ArgumentError:
+        raise ConfigError(URL_ENV, raw, _URL_HELP) from None
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        database = parsed.database or ""
+        if database in ("", ":memory:") or parsed.query.get("mode") == "memory":
+            raise ConfigError(
+                URL_ENV,
+                parsed.render_as_string(hide_password=True),
+                "in-memory SQLite lives in one connection (one thread under Streamlit); "
+                "give a file path",
+            )
+        Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+    elif backend == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3 is what we ship
+    return parsed
+
+
+def create_store_engine(url: URL, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT) -> Engine:
+    """An engine with the per-connection settings each backend needs."""
+    try:
+        if url.get_backend_name() == "sqlite":
+            engine = create_engine(url, connect_args={"timeout": busy_timeout})
+            _configure_sqlite(engine, busy_timeout)
+        else:
+            engine = create_engine(url, pool_pre_ping=True)
+    except (NoSuchModuleError, ArgumentError, ImportError) as exc:
+        raise ConfigError(URL_ENV, url.render_as_string(hide_password=True), _URL_HELP) from exc
+    return engine
+
+
+def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
+    """WAL, busy timeout, foreign keys, and real transactions.
+
+    pysqlite's own transaction handling starts no transaction before DDL and silently
+    commits around it; taking over BEGIN makes migrations and batches atomic.
+    ``sqlite_begin="IMMEDIATE"`` (an execution option) takes the write lock up front.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        mode = conn.get_execution_options().get("sqlite_begin", "")
+        conn.exec_driver_sql(f"BEGIN {mode}".strip())
+
+
+class Database:
+    """An open database: repositories, sessions for other packages' repositories, erase."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._events = SqlEventRepository(self)
+        self._runs = SqlRunRepository(self)
+        self._snapshots = SqlSnapshotRepository(self)
+        self._atlases = SqlAtlasRepository(self)
+
+    @property
+    def events(self) -> SqlEventRepository:
+        return self._events
+
+    @property
+    def runs(self) -> SqlRunRepository:
+        return self._runs
+
+    @property
+    def snapshots(self) -> SqlSnapshotRepository:
+        return self._snapshots
+
+    @property
+    def atlases(self) -> SqlAtlasRepository:
+        return self._atlases
+
+    @property
+    def url(self) -> str:
+        """The URL with any password hidden (safe to show and log)."""
+        return self.engine.url.render_as_string(hide_password=True)
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @contextmanager
+    def session(self, action: str = "database operation") -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on error, errors translated."""
+        with translate_errors(action), self._sessions.begin() as session:
+            yield session
+
+    def erase(self, *, session_id: str | None = None, user_id: str | None = None) -> dict[str, int]:
+        """Delete one subject's rows in every registered table, in one transaction."""
+        subject = Subject.of(session_id=session_id, user_id=user_id)
+        with self.session("erase") as session:
+            return erase_rows(session, subject)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __repr__(self) -> str:
+        return f"Database({self.url!r})"
+
+
+def open_database(
+    url: str | None = None,
+    *,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    migrate: bool = True,
+) -> Database:
+    """Open (and create or upgrade to the latest schema) the configured database.
+
+    Args:
+        url: SQLAlchemy URL; defaults to ``$ATLAS_DATABASE_URL`` or a SQLite file in
+            ``data_dir()``.
+        busy_timeout: seconds a SQLite writer waits for a lock before failing.
+        migrate: apply Alembic migrations up to head (off only for migration tests).
+    """
+    engine = create_store_engine(resolve_url(url), busy_timeout=busy_timeout)
+    try:
+        if migrate:
+            upgrade(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Database(engine)

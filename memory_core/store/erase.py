@@ -1,0 +1,149 @@
+"""Right to erasure: a registry of tables that hold rows about a session or a user.
+
+Other packages register their tables at import time::
+
+    register_erasable(KnowledgeRow.__table__)                      # has session_id/user_id
+    register_erasable(ConflictRow.__table__, user_column=None)     # session_id only
+
+A clause that looks subjects up in ``events`` must run before ``events`` itself is
+cleared: give it an ``order`` below ``EVENTS_ORDER`` (the default is).
+
+Tables nobody registered (their module was never imported in this process) are not
+missed: any table in the database with a ``session_id`` / ``user_id`` column is
+cleared by that column too, at ``GENERIC_ORDER``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from sqlalchemy import Column, ColumnElement, MetaData, String, Table, delete, inspect, select
+from sqlalchemy.orm import Session
+
+from memory_core.errors import InputError
+from memory_core.store.events import EventRow, WeightSampleRow
+from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
+
+EVENTS_ORDER = 1000
+GENERIC_ORDER = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """Whose data to erase: exactly one session or one user."""
+
+    column: Literal["session_id", "user_id"]
+    value: str
+
+    @classmethod
+    def of(cls, *, session_id: str | None = None, user_id: str | None = None) -> Subject:
+        if (session_id is None) == (user_id is None):
+            raise InputError("erase", "give exactly one of session_id or user_id")
+        column: Literal["session_id", "user_id"] = "session_id" if session_id else "user_id"
+        value = session_id if session_id is not None else user_id
+        if not isinstance(value, str) or not value:
+            raise InputError(column, "must be a non-empty string")
+        return cls(column, value)
+
+
+WhereClause = Callable[[Subject], "ColumnElement[bool] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Erasable:
+    """A table and how to select a subject's rows in it (None: nothing to delete)."""
+
+    table: Table
+    where: WhereClause
+    order: int
+
+
+_REGISTRY: dict[str, Erasable] = {}
+
+
+def register_erasable(
+    table: Table,
+    *,
+    session_column: str | None = "session_id",
+    user_column: str | None = "user_id",
+    where: WhereClause | None = None,
+    order: int = 100,
+) -> None:
+    """Make ``erase`` delete the subject's rows of ``table``; re-registering replaces."""
+    if where is None:
+        columns = {"session_id": session_column, "user_id": user_column}
+        for name in columns.values():
+            if name is not None and name not in table.c:
+                raise InputError("register_erasable", f"table {table.name} has no column {name!r}")
+        if not any(columns.values()):
+            raise InputError("register_erasable", "give a session or user column, or a where")
+
+        def by_column(subject: Subject) -> ColumnElement[bool] | None:
+            name = columns[subject.column]
+            return None if name is None else table.c[name] == subject.value
+
+        where = by_column
+    _REGISTRY[table.name] = Erasable(table, where, order)
+
+
+def erasable_tables() -> list[Erasable]:
+    """Registered tables in deletion order."""
+    return sorted(_REGISTRY.values(), key=lambda e: (e.order, e.table.name))
+
+
+def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
+    """Delete the subject's rows in every table that has any; rows deleted per table."""
+    deleted: dict[str, int] = {}
+    entries = erasable_tables() + _unregistered(session, subject)
+    for entry in sorted(entries, key=lambda e: (e.order, e.table.name)):
+        clause = entry.where(subject)
+        if clause is None:
+            continue
+        result = session.execute(delete(entry.table).where(clause))
+        deleted[entry.table.name] = int(result.rowcount)  # type: ignore[attr-defined]
+    return deleted
+
+
+def _by_column(table: Table) -> WhereClause:
+    def where(subject: Subject) -> ColumnElement[bool]:
+        return table.c[subject.column] == subject.value
+
+    return where
+
+
+def _unregistered(session: Session, subject: Subject) -> list[Erasable]:
+    """Tables in the database, not in the registry, that have the subject's column."""
+    inspector = inspect(session.connection())
+    found: list[Erasable] = []
+    for name in inspector.get_table_names():
+        if name in _REGISTRY:
+            continue
+        if subject.column in {c["name"] for c in inspector.get_columns(name)}:
+            table = Table(name, MetaData(), Column(subject.column, String))
+            found.append(Erasable(table, _by_column(table), GENERIC_ORDER))
+    return found
+
+
+def _snapshots_where(subject: Subject) -> ColumnElement[bool]:
+    # a snapshot is one opaque file: one that holds the subject's session goes entirely
+    sessions: ColumnElement[bool]
+    if subject.column == "session_id":
+        sessions = SnapshotSessionRow.session_id == subject.value
+    else:
+        users = select(EventRow.session_id).where(EventRow.user_id == subject.value)
+        sessions = SnapshotSessionRow.session_id.in_(users)
+    return SnapshotRow.id.in_(select(SnapshotSessionRow.snapshot_id).where(sessions))
+
+
+def _weight_samples_where(subject: Subject) -> ColumnElement[bool]:
+    # decay samples carry no session: find the subject's nodes through its events
+    column = getattr(EventRow, subject.column)
+    nodes = select(EventRow.node_id).where(EventRow.node_id.is_not(None), column == subject.value)
+    return WeightSampleRow.node_id.in_(nodes)
+
+
+register_erasable(SnapshotRow.__table__, where=_snapshots_where, order=10)  # type: ignore[arg-type]
+register_erasable(WeightSampleRow.__table__, where=_weight_samples_where, order=20)  # type: ignore[arg-type]
+register_erasable(EventRow.__table__, order=EVENTS_ORDER)  # type: ignore[arg-type]

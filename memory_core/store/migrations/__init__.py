@@ -1,0 +1,1 @@
+"""Alembic environment and revisions of the store schema (applied by ``store.migrate``)."""

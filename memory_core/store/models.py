@@ -1,0 +1,10 @@
+"""Imports every core table so that ``Base.metadata`` is complete."""
+
+from __future__ import annotations
+
+from memory_core.store.atlases import AtlasRow
+from memory_core.store.events import EventRow, WeightSampleRow
+from memory_core.store.runs import RunRow
+from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
+
+__all__ = ["AtlasRow", "EventRow", "RunRow", "SnapshotRow", "SnapshotSessionRow", "WeightSampleRow"]

@@ -1,0 +1,46 @@
+"""Tables of recorded atlases: snapshot files stored as bytes, plus the sessions each holds.
+
+``snapshot_sessions`` lets ``erase(session_id=...)`` find and delete every snapshot that
+contains the subject's memories; a snapshot is one opaque file and cannot be edited.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy.orm import Mapped, deferred, mapped_column
+
+from memory_core.store.base import Base, UUIDKeyMixin, utcnow
+
+
+class SnapshotRow(UUIDKeyMixin, Base):
+    """One ``save_snapshot`` file with what the pages show without loading it."""
+
+    __tablename__ = "snapshots"
+
+    atlas_id: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    format_version: Mapped[int] = mapped_column(Integer)
+    node_count: Mapped[int] = mapped_column(Integer)
+    edge_count: Mapped[int] = mapped_column(Integer)
+    size_bytes: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))
+    # deferred: listing snapshots must not pull megabytes of blobs
+    data: Mapped[bytes] = deferred(mapped_column(LargeBinary))
+
+    __table_args__ = (Index("ix_snapshots_atlas_created", "atlas_id", "created_at"),)
+
+
+class SnapshotSessionRow(Base):
+    """Which sessions a snapshot contains (for erasure)."""
+
+    __tablename__ = "snapshot_sessions"
+
+    snapshot_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("snapshots.id", ondelete="CASCADE"), primary_key=True
+    )
+    session_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+    __table_args__ = (Index("ix_snapshot_sessions_session", "session_id"),)
