@@ -1,0 +1,39 @@
+"""Elastic Atlas dashboard. Run with ``make run`` or ``streamlit run app.py``.
+
+A thin entrypoint: page files live in ``pages/``, everything they compute in
+``memory_core.dashboard``.
+"""
+
+import streamlit as st
+
+from memory_core.dashboard.sidebar import render_sidebar
+
+st.set_page_config(page_title="Elastic Atlas", page_icon=":material/hub:", layout="wide")
+
+navigation = st.navigation(
+    {
+        "Watch": [
+            st.Page(
+                "pages/demo_player.py",
+                title="Demo player",
+                icon=":material/play_circle:",
+                default=True,
+            ),
+            st.Page("pages/live_graph.py", title="Live graph", icon=":material/hub:"),
+            st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
+        ],
+        "Analyse": [
+            st.Page("pages/weights.py", title="Weights", icon=":material/bar_chart:"),
+            st.Page("pages/eviction_log.py", title="Eviction log", icon=":material/delete_sweep:"),
+        ],
+        "Coming next": [
+            st.Page("pages/ab_tuning.py", title="A/B tuning", icon=":material/tune:"),
+            st.Page("pages/conflict_review.py", title="Conflict review", icon=":material/gavel:"),
+            st.Page(
+                "pages/knowledge_audit.py", title="Knowledge audit", icon=":material/fact_check:"
+            ),
+        ],
+    }
+)
+render_sidebar()
+navigation.run()

@@ -1,0 +1,95 @@
+"""A bounded, thread-safe ring buffer of engine events for the pages to read.
+
+The atlas publishes events on whatever thread mutates it (the demo player, a browser
+session's script thread); pages read from their own threads. Each event gets a
+sequence number so a page can ask for "what happened since I last looked".
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from memory_core.errors import InputError
+from memory_core.events import AtlasEvent
+
+DEFAULT_CAPACITY = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One buffered event and its position in the stream."""
+
+    seq: int
+    event: AtlasEvent
+
+
+class EventBuffer:
+    """Keeps the last ``capacity`` events; subscribe it to an atlas."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise InputError("capacity", f"must be an integer >= 1, got {capacity!r}")
+        self._lock = threading.Lock()
+        self._items: deque[Recorded] = deque(maxlen=capacity)
+        self._seq = 0
+
+    def __call__(self, event: AtlasEvent) -> None:
+        with self._lock:
+            self._seq += 1
+            self._items.append(Recorded(self._seq, event))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the newest event (0 before the first)."""
+        return self._seq
+
+    @property
+    def dropped(self) -> int:
+        """How many old events fell out of the buffer."""
+        with self._lock:
+            return self._seq - len(self._items)
+
+    def events(
+        self,
+        *,
+        types: tuple[str, ...] = (),
+        since_seq: int = 0,
+        where: Callable[[AtlasEvent], bool] | None = None,
+    ) -> list[AtlasEvent]:
+        """Buffered events, oldest first, optionally of some types or newer than a seq."""
+        with self._lock:
+            items = list(self._items)
+        return [
+            r.event
+            for r in items
+            if r.seq > since_seq
+            and (not types or r.event.type in types)
+            and (where is None or where(r.event))
+        ]
+
+    def for_node(self, node_id: str) -> list[AtlasEvent]:
+        """Every buffered event that names ``node_id`` (as subject, merge partner or source)."""
+        return self.events(where=lambda e: node_id in _node_ids(e))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def _node_ids(event: AtlasEvent) -> tuple[str, ...]:
+    ids: list[str] = []
+    for name in ("node_id", "kept_id", "merged_id"):
+        value = getattr(event, name, None)
+        if isinstance(value, str):
+            ids.append(value)
+    ids.extend(getattr(event, "source_ids", ()))
+    weights = getattr(event, "weights", None)
+    if weights:
+        ids.extend(weights)
+    return tuple(ids)

@@ -1,0 +1,181 @@
+"""The dashboard's live system: one atlas shared by every browser session.
+
+It bundles what the pages need around the atlas: a fast-forward clock (wall time plus
+whatever the demo or the user skipped ahead, so decay can be watched in minutes), the
+event ring buffer, the demo player, the restore ledger and, when the database opens,
+an ``EventSink`` recording everything so the "recorded" views and the eviction log's
+database source have data.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.clock import Clock, SystemClock
+from memory_core.config import AtlasConfig
+from memory_core.dashboard.buffer import EventBuffer
+from memory_core.dashboard.demo import DemoPlayer
+from memory_core.dashboard.eviction_view import RestoreLedger
+from memory_core.embedding.base import Embedder
+from memory_core.errors import AtlasError, InputError
+
+if TYPE_CHECKING:
+    from memory_core.store.engine import Database
+    from memory_core.store.records import SnapshotInfo
+    from memory_core.store.sink import EventSink
+
+log = logging.getLogger(__name__)
+
+EMBEDDER_ENV = "ATLAS_DASHBOARD_EMBEDDER"
+"""``minilm`` (default) or ``hashing`` (fast fake for UI tests); read when the system is built."""
+RECORD_ENV = "ATLAS_DASHBOARD_RECORD"
+"""``0`` keeps the live atlas out of the database; anything else records it."""
+LIVE_ATLAS_NAME = "dashboard live atlas"
+
+
+class FastForwardClock:
+    """Wall time plus an offset that only grows; thread-safe."""
+
+    __slots__ = ("_base", "_lock", "_offset")
+
+    def __init__(self, base: Clock | None = None) -> None:
+        self._base = base or SystemClock()
+        self._offset = 0.0
+        self._lock = threading.Lock()
+
+    def now(self) -> float:
+        return self._base.now() + self._offset
+
+    @property
+    def offset(self) -> float:
+        """Seconds skipped ahead of the base clock so far."""
+        return self._offset
+
+    def advance(self, seconds: float) -> float:
+        if not isinstance(seconds, (int, float)) or not 0 <= seconds < float("inf"):
+            raise InputError("seconds", f"must be a finite number >= 0, got {seconds!r}")
+        with self._lock:
+            self._offset += float(seconds)
+        return self.now()
+
+
+def embedder_from_env() -> Embedder:
+    """The embedder named by ``$ATLAS_DASHBOARD_EMBEDDER`` (read now, not at import)."""
+    choice = os.environ.get(EMBEDDER_ENV, "minilm").strip().lower()
+    if choice == "hashing":
+        from memory_core.embedding.hashing import HashingEmbedder
+
+        return HashingEmbedder()
+    if choice == "minilm":
+        from memory_core.embedding.minilm import default_embedder
+
+        embedder: Embedder = default_embedder()
+        return embedder
+    raise InputError(EMBEDDER_ENV, f"must be 'minilm' or 'hashing', got {choice!r}")
+
+
+@dataclass(slots=True)
+class Recording:
+    """The database side of the live system; ``error`` explains why it is missing."""
+
+    db: Database | None
+    sink: EventSink | None
+    error: str | None
+
+    @property
+    def atlas_id(self) -> str | None:
+        return self.sink.atlas_id if self.sink else None
+
+
+class LiveSystem:
+    """The shared live atlas and everything attached to it."""
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder,
+        config: AtlasConfig | None = None,
+        clock: FastForwardClock | None = None,
+        record: bool = False,
+        database_url: str | None = None,
+    ) -> None:
+        self.clock = clock or FastForwardClock()
+        self.atlas = ElasticMemoryAtlas(
+            config or AtlasConfig(), embedder=embedder, clock=self.clock
+        )
+        self.buffer = EventBuffer()
+        self.atlas.subscribe(self.buffer)
+        self.player = DemoPlayer(self.atlas, self.clock)
+        self.ledger = RestoreLedger()
+        self.recording = (
+            _open_recording(self.atlas, database_url)
+            if record
+            else Recording(None, None, "recording is off")
+        )
+
+    @classmethod
+    def from_env(cls) -> LiveSystem:
+        """Build with the environment's embedder and recording choice (read at call time)."""
+        record = os.environ.get(RECORD_ENV, "1").strip() != "0"
+        return cls(embedder=embedder_from_env(), record=record)
+
+    def skip_ahead(self, hours: float) -> dict[str, int]:
+        """Let ``hours`` pass on the atlas clock and run a decay pass; returns evictions."""
+        if not isinstance(hours, (int, float)) or not 0 <= hours <= 24 * 365:
+            raise InputError("hours", f"must be a number in [0, 8760], got {hours!r}")
+        self.clock.advance(hours * 3600.0)
+        return self.atlas.decay()
+
+    def recording_status(self) -> dict[str, Any]:
+        """Health of the database recording for the sidebar badge."""
+        sink = self.recording.sink
+        if sink is None:
+            return {"healthy": False, "error": self.recording.error}
+        return sink.status()
+
+    def save_snapshot_to_db(self, label: str) -> SnapshotInfo:
+        """Store the live atlas's snapshot in the database (it can then be browsed as recorded)."""
+        db, atlas_id = self.recording.db, self.recording.atlas_id
+        if db is None or atlas_id is None:
+            raise InputError("database", f"not available: {self.recording.error}")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.atlas.save_snapshot(Path(tmp) / "live.npz")
+            data = path.read_bytes()
+        stats = self.atlas.stats()
+        return db.snapshots.save(
+            atlas_id=atlas_id,
+            label=label,
+            data=data,
+            format_version=1,
+            node_count=int(stats["nodes"]),
+            edge_count=int(stats["edges"]),
+            sessions=tuple(self.atlas.sessions()),
+        )
+
+    def close(self) -> None:
+        self.player.close()
+        if self.recording.sink is not None:
+            self.recording.sink.close()
+        if self.recording.db is not None:
+            self.recording.db.close()
+
+
+def _open_recording(atlas: ElasticMemoryAtlas, url: str | None) -> Recording:
+    """Open the database and attach a sink; a failure leaves the atlas working in memory."""
+    from memory_core.store.engine import open_database
+    from memory_core.store.sink import EventSink
+
+    try:
+        db = open_database(url)
+    except AtlasError as exc:
+        log.warning("dashboard runs without a database: %s", exc)
+        return Recording(None, None, str(exc))
+    sink = EventSink(db, atlas_name=LIVE_ATLAS_NAME).attach(atlas)
+    return Recording(db, sink, None)

@@ -1,0 +1,116 @@
+"""Render functions shared by several pages (graph, legend, counters, node inspector).
+
+Thin by design: each reads its inputs, calls the tested functions of this package and
+draws. Memory text is only ever shown through ``st.text``, dataframes or the graph's
+plain-text tooltips, never through markdown or raw HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.dashboard.buffer import EventBuffer
+from memory_core.dashboard.filters import NodeFilter
+from memory_core.dashboard.graph_view import (
+    DEFAULT_MAX_NODES,
+    KIND_SHAPES,
+    RELATION_STYLES,
+    GraphView,
+    SizeBy,
+    build_graph,
+)
+from memory_core.dashboard.inspector import node_details, node_options
+from memory_core.errors import NotFoundError
+
+_SHAPE_WORDS = {
+    "star": "★ star",
+    "dot": "● dot",
+    "diamond": "◆ diamond",
+    "square": "■ square",
+    "triangle": "▲ triangle",
+}
+
+
+def graph_panel(
+    atlas: ElasticMemoryAtlas,
+    flt: NodeFilter,
+    *,
+    highlight: Mapping[str, float] | None = None,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    size_by: SizeBy = "importance",
+    height: int = 540,
+) -> GraphView:
+    """Draw the filtered graph (strongest ``max_nodes``) in an iframe and say what is hidden."""
+    nodes = flt.apply(atlas.nodes())
+    cfg = atlas.config
+    view = build_graph(
+        nodes,
+        atlas.edges(),
+        weight_range=(cfg.weight_floor, cfg.weight_cap),
+        highlight=highlight,
+        max_nodes=max_nodes,
+        size_by=size_by,
+        height_px=height,
+    )
+    if not nodes:
+        st.info("No memories to draw yet." if not flt.active else "No memory matches the filters.")
+        return view
+    st.iframe(view.html, height=height + 8, alt="Memory graph")
+    st.caption(f"{len(view.drawn)} memories and {view.edge_count} links drawn. {view.note}".strip())
+    return view
+
+
+def legend() -> None:
+    kinds = " · ".join(f"{_SHAPE_WORDS[s]} = {k.value}" for k, s in KIND_SHAPES.items())
+    rels = " · ".join(
+        f"{r.value}{' (dashed)' if style.dashes else ''}" for r, style in RELATION_STYLES.items()
+    )
+    with st.expander("How to read the graph"):
+        st.text(
+            "Colour: weight (pale yellow = weak, dark purple = strong). Grey = deprecated, "
+            "superseded or tombstoned.\n"
+            f"Shape: {kinds}.\n"
+            "Size: importance (or number of links).  Red ring: retrieved by the playground.\n"
+            f"Edges: {rels}.\nHover a node for its full text."
+        )
+
+
+def counters(atlas: ElasticMemoryAtlas) -> None:
+    stats = atlas.stats()
+    c1, c2, c3, c4 = st.columns(4)
+    c1.metric("Memories", stats["nodes"])
+    c2.metric("Links", stats["edges"])
+    c3.metric("Evicted", stats["evicted_total"])
+    c4.metric("Mean weight", f"{stats['weight_mean']:.2f}")
+
+
+def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[str, ...]) -> None:
+    """Pick one drawn memory and show its facts, neighbours and history."""
+    drawn = [atlas.get(i) for i in ids if i in atlas]
+    options = node_options(drawn)
+    if not options:
+        return
+    chosen = st.selectbox(
+        "Inspect a memory",
+        options=list(options),
+        format_func=lambda i: options.get(i, i),
+        key="inspector_node",
+    )
+    if chosen is None:
+        return
+    try:
+        details = node_details(atlas, chosen, buffer.for_node(chosen) if buffer else ())
+    except NotFoundError:
+        st.warning("That memory has just been evicted.")
+        return
+    st.text(details.node.content)
+    left, right = st.columns(2)
+    left.dataframe(details.facts, hide_index=True, width="stretch")
+    right.dataframe(details.neighbours, hide_index=True, width="stretch")
+    if buffer is None:
+        st.caption("No event history for a loaded snapshot.")
+    elif details.history:
+        st.dataframe(details.history, hide_index=True, width="stretch")

@@ -1,0 +1,125 @@
+"""The sidebar shown on every page: which atlas to look at and the shared filters."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.sources import (
+    load_recorded,
+    load_snapshot_bytes,
+    recorded_snapshots,
+    snapshot_label,
+)
+from memory_core.dashboard.state import SOURCE_LABELS, AtlasSource, Keys, LoadedAtlas
+from memory_core.errors import AtlasError
+from memory_core.model import MemoryKind
+
+
+def render_sidebar() -> None:
+    with st.sidebar:
+        st.radio(
+            "Atlas",
+            options=list(AtlasSource),
+            format_func=lambda s: SOURCE_LABELS[AtlasSource(s)],
+            key=Keys.SOURCE,
+        )
+        source = dashboard_state().source
+        if source is AtlasSource.RECORDED:
+            _recorded_picker()
+        elif source is AtlasSource.SNAPSHOT:
+            _snapshot_upload()
+        _filters()
+        _recording_badge()
+
+
+def _recorded_picker() -> None:
+    system = live_system()
+    db = system.recording.db
+    if db is None:
+        st.warning(f"No database: {system.recording.error}")
+        return
+    if st.button("Save the live atlas to the database", width="stretch"):
+        try:
+            info = system.save_snapshot_to_db("dashboard")
+            st.toast(f"Saved snapshot of {info.node_count} memories")
+        except AtlasError as exc:
+            st.error(str(exc))
+    try:
+        snapshots = recorded_snapshots(db)
+    except AtlasError as exc:
+        st.warning(f"Database unavailable: {exc}")
+        return
+    if not snapshots:
+        st.info("No recorded snapshot yet.")
+        return
+    labels = {s.id: snapshot_label(s) for s in snapshots}
+    chosen = st.selectbox("Recorded snapshot", list(labels), format_func=labels.__getitem__)
+    if st.button("Load snapshot", width="stretch") and chosen is not None:
+        try:
+            atlas = load_recorded(db, chosen, system.atlas.embedder)
+        except AtlasError as exc:
+            st.error(str(exc))
+            return
+        dashboard_state().loaded = LoadedAtlas(atlas, labels[chosen], AtlasSource.RECORDED)
+    _loaded_note(AtlasSource.RECORDED)
+
+
+def _snapshot_upload() -> None:
+    upload = st.file_uploader("Snapshot file (.npz)", type=["npz"])
+    state = dashboard_state()
+    if upload is not None:
+        label = f"file {upload.name}"
+        current = state.loaded
+        if current is None or current.label != label:
+            try:
+                atlas = load_snapshot_bytes(upload.getvalue(), live_system().atlas.embedder)
+            except (AtlasError, OSError, ValueError) as exc:
+                st.error(f"Not a readable snapshot: {exc}")
+                return
+            state.loaded = LoadedAtlas(atlas, label, AtlasSource.SNAPSHOT)
+    _loaded_note(AtlasSource.SNAPSHOT)
+
+
+def _loaded_note(source: AtlasSource) -> None:
+    loaded = dashboard_state().loaded
+    if loaded is None or loaded.source is not source:
+        st.caption("Nothing loaded: pages show the live atlas.")
+    else:
+        st.caption("Showing:")
+        st.text(loaded.label)
+
+
+def _filters() -> None:
+    atlas, _ = current_atlas()
+    st.divider()
+    st.subheader("Filters")
+    sessions = sorted(atlas.sessions())
+    _prune(Keys.SESSIONS, sessions)
+    st.multiselect("Sessions", sessions, key=Keys.SESSIONS, placeholder="all sessions")
+    st.multiselect("Kinds", [k.value for k in MemoryKind], key=Keys.KINDS, placeholder="all kinds")
+    cap = float(atlas.config.weight_cap)
+    if float(st.session_state.get(Keys.MIN_WEIGHT, 0.0)) > cap:
+        st.session_state[Keys.MIN_WEIGHT] = cap
+    st.slider("Minimum weight", 0.0, cap, step=0.05, key=Keys.MIN_WEIGHT)
+    st.text_input("Text contains", key=Keys.TEXT, placeholder="any text")
+
+
+def _prune(key: str, allowed: list[str]) -> None:
+    """Drop selections that no longer exist (a session purged, another atlas chosen)."""
+    current = st.session_state.get(key)
+    if current:
+        st.session_state[key] = [v for v in current if v in allowed]
+
+
+def _recording_badge() -> None:
+    status = live_system().recording_status()
+    st.divider()
+    if status.get("healthy"):
+        st.caption(f"Recording to the database · {status['written']} events written")
+    elif status.get("error") == "recording is off":
+        st.caption("Database recording is off.")
+    else:
+        st.warning(
+            f"Database recording is failing; events are buffered. {status.get('error') or status.get('last_error')}"
+        )

@@ -1,0 +1,45 @@
+"""Atlases the dashboard can show besides the live one: recorded snapshots and uploaded files."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.embedding.base import Embedder
+from memory_core.errors import InputError
+
+if TYPE_CHECKING:
+    from memory_core.store.records import SnapshotInfo
+    from memory_core.store.repositories import Store
+
+MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+
+
+def load_snapshot_bytes(data: bytes, embedder: Embedder) -> ElasticMemoryAtlas:
+    """Rebuild an atlas from the bytes of a snapshot file (upload or database)."""
+    if not data:
+        raise InputError("snapshot", "the file is empty")
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise InputError("snapshot", f"is {len(data)} bytes; at most {MAX_UPLOAD_BYTES} allowed")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "snapshot.npz"
+        path.write_bytes(data)
+        return ElasticMemoryAtlas.load_snapshot(path, embedder=embedder)
+
+
+def recorded_snapshots(store: Store, limit: int = 200) -> list[SnapshotInfo]:
+    """Snapshots stored in the database, newest first."""
+    return list(store.snapshots.list(limit=limit).items)
+
+
+def snapshot_label(info: SnapshotInfo) -> str:
+    return (
+        f"{info.label} · {info.created_at:%Y-%m-%d %H:%M} · "
+        f"{info.node_count} memories · {info.atlas_id[:8]}"
+    )
+
+
+def load_recorded(store: Store, snapshot_id: str, embedder: Embedder) -> ElasticMemoryAtlas:
+    return load_snapshot_bytes(store.snapshots.data(snapshot_id), embedder)

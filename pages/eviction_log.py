@@ -1,0 +1,133 @@
+"""Eviction log: what was forgotten, when and why, with export and restore."""
+
+from datetime import timedelta
+
+import streamlit as st
+
+from memory_core.clock import to_datetime
+from memory_core.dashboard.eviction_view import (
+    DB_SORT_KEYS,
+    SORT_KEYS,
+    EvictionQuery,
+    matching_rows,
+    query_database,
+    query_events,
+    reason_counts,
+    row_from_event,
+    to_csv,
+)
+from memory_core.dashboard.shared import dashboard_state, live_system
+from memory_core.errors import AtlasError
+from memory_core.events import MemoryEvicted
+from memory_core.model import EvictionReason
+
+system = live_system()
+state = dashboard_state()
+db = system.recording.db
+
+st.title("Eviction log")
+origin = st.radio(
+    "Log",
+    ["Live atlas (memory)", "Database"],
+    horizontal=True,
+    key="evictions_origin",
+    disabled=db is None,
+    help=None if db else f"No database: {system.recording.error}",
+)
+from_db = origin == "Database" and db is not None
+events = [e for e in system.buffer.events(types=("evicted",)) if isinstance(e, MemoryEvicted)]
+memory_rows = [row_from_event(e) for e in events]
+
+f1, f2, f3 = st.columns(3)
+reasons = f1.multiselect("Reason", [r.value for r in EvictionReason], key="evictions_reasons")
+sessions = sorted({r.session_id for r in memory_rows})
+session = f2.selectbox("Session", ["(all)", *sessions], key="evictions_session")
+text = f3.text_input("Text contains", key="evictions_text")
+since = until = None
+times = sorted({r.at for r in memory_rows})
+if not from_db and len(times) >= 2:
+    low, high = to_datetime(times[0]), to_datetime(times[-1]) + timedelta(seconds=1)
+    since, until = st.slider(
+        "Time range", low, high, (low, high), format="YYYY-MM-DD HH:mm", key="evictions_range"
+    )
+s1, s2, s3 = st.columns(3)
+sort_options = DB_SORT_KEYS if from_db else SORT_KEYS
+sort_by = s1.selectbox("Sort by", sort_options, key="evictions_sort")
+descending = s2.toggle("Newest / largest first", value=True, key="evictions_desc")
+page_size = s3.selectbox("Rows per page", [10, 25, 50, 100], index=1, key="evictions_page_size")
+
+try:
+    query = EvictionQuery(
+        reasons=tuple(reasons),
+        session_id=None if session == "(all)" else session,
+        since=since,
+        until=until,
+        text=text,
+        sort_by=sort_by,
+        descending=descending,
+        page=state.eviction_page,
+        page_size=page_size,
+    )
+    page = query_database(db.events, query) if from_db and db else query_events(events, query)
+    if page.total and query.page >= page.pages:
+        state.eviction_page = page.pages - 1
+        st.rerun()
+except AtlasError as exc:
+    st.error(str(exc))
+    st.stop()
+
+counts = reason_counts(memory_rows)
+st.caption(
+    f"{page.total} matching evictions · page {page.page + 1} of {page.pages}"
+    + (" · in this run: " + ", ".join(f"{k} {v}" for k, v in counts.items()) if counts else "")
+)
+if page.rows:
+    st.dataframe([r.as_record() for r in page.rows], hide_index=True, width="stretch")
+else:
+    st.info(
+        "No eviction matches. Play the demo for a minute, or skip ahead on the Live graph page."
+    )
+
+p1, p2, p3 = st.columns([1, 1, 4])
+if p1.button("Previous", disabled=page.page == 0, width="stretch"):
+    state.eviction_page = page.page - 1
+    st.rerun()
+if p2.button("Next", disabled=page.page + 1 >= page.pages, width="stretch"):
+    state.eviction_page = page.page + 1
+    st.rerun()
+export = matching_rows(memory_rows, query) if not from_db else list(page.rows)
+p3.download_button(
+    "Download CSV",
+    to_csv(export),
+    file_name="evictions.csv",
+    mime="text/csv",
+    disabled=not export,
+    help="All matching rows" if not from_db else "This page",
+)
+
+st.subheader("Restore")
+restorable = [r for r in page.rows if r.restorable]
+if not restorable:
+    st.caption("No restorable eviction on this page (content must have been logged).")
+else:
+    labels = {
+        r.key: f"{r.session_id} · {r.reason} · {r.content[:60] if r.content else ''}"
+        for r in restorable
+    }
+    chosen = st.selectbox(
+        "Evicted memory", list(labels), format_func=labels.__getitem__, key="evictions_restore"
+    )
+    row = next(r for r in restorable if r.key == chosen)
+    st.text(row.content or "")
+    done = system.ledger.restored_id(row)
+    if st.button("Restore into the live atlas", disabled=done is not None and done in system.atlas):
+        try:
+            result = system.ledger.restore(system.atlas, row)
+            st.success(
+                f"Restored as {result.node.id}"
+                + (" (already restored)" if result.already_restored else "")
+            )
+        except AtlasError as exc:
+            st.error(str(exc))
+    elif done is not None:
+        st.caption(f"Already restored as {done}.")

@@ -1,0 +1,53 @@
+"""Live graph: the selected atlas drawn with the shared filters, and a node inspector."""
+
+import streamlit as st
+
+from memory_core.dashboard.demo import PlayerState
+from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
+from memory_core.dashboard.panels import counters, graph_panel, inspector, legend
+from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.state import AtlasSource
+
+system = live_system()
+state = dashboard_state()
+atlas, atlas_label = current_atlas()
+is_live = atlas is system.atlas
+
+st.title("Live graph")
+st.caption(f"Showing the {atlas_label}. Filters are in the sidebar.")
+
+c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
+max_nodes = c1.slider("Most memories drawn", 10, MAX_DRAWN_NODES, 150, 10, key="graph_max_nodes")
+size_by = c2.radio("Size by", SIZE_OPTIONS, horizontal=True, key="graph_size_by")
+if is_live:
+    hours = c3.number_input("Let time pass (hours)", 0.0, 8760.0, 6.0, 1.0, key="skip_hours")
+    if c3.button("Skip ahead and decay", icon=":material/fast_forward:"):
+        evicted = system.skip_ahead(hours)
+        st.toast(f"Decay pass done; evicted {sum(evicted.values())} memories")
+
+
+def live_view() -> None:
+    counters(atlas)
+    graph_panel(
+        atlas,
+        state.node_filter,
+        highlight=state.highlight if is_live else None,
+        max_nodes=max_nodes,
+        size_by=size_by,
+    )
+
+
+playing = is_live and system.player.status().state is PlayerState.PLAYING
+st.fragment(live_view, run_every=1.0 if playing else None)()
+legend()
+
+st.subheader("Node inspector")
+drawn, _ = select_drawn(state.node_filter.apply(atlas.nodes()), max_nodes)
+if drawn:
+    inspector(
+        atlas,
+        system.buffer if state.source is AtlasSource.LIVE else None,
+        tuple(n.id for n in drawn),
+    )
+else:
+    st.caption("Nothing to inspect.")

@@ -1,0 +1,57 @@
+"""Playground: talk to the live atlas; see what each message recalls and why."""
+
+import streamlit as st
+
+from memory_core.dashboard.inspector import hits_table
+from memory_core.dashboard.panels import graph_panel, legend
+from memory_core.dashboard.playground import converse
+from memory_core.dashboard.shared import dashboard_state, live_system
+from memory_core.dashboard.state import Keys
+from memory_core.errors import AtlasError
+
+system = live_system()
+state = dashboard_state()
+
+st.title("Playground")
+st.caption(
+    "Each message is first used as a query (what it recalls is reinforced and ringed in red "
+    "in the graph), then stored as a new memory of the chosen session."
+)
+c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
+c1.text_input("Session", value="playground", key=Keys.PLAY_SESSION, max_chars=64)
+remember = c2.toggle("Remember messages", value=True, key="playground_remember")
+top_k = c3.number_input("Recall at most", 1, 20, 5, key="playground_top_k")
+
+prompt = st.chat_input("Tell the memory something, or ask it a question")
+if prompt:
+    try:
+        exchange = converse(
+            system.atlas,
+            prompt,
+            session_id=state.playground_session,
+            remember=remember,
+            top_k=int(top_k),
+        )
+    except AtlasError as exc:
+        st.error(str(exc))
+    else:
+        state.hits = exchange.hits
+        state.add_chat("user", prompt)
+        state.add_chat("assistant", exchange.reply)
+
+chat_col, graph_col = st.columns([2, 3])
+with chat_col:
+    if not state.chat:
+        st.caption("No messages yet. Try: 'I prefer the train over flying' then 'how do I travel?'")
+    for entry in state.chat[-20:]:
+        with st.chat_message(entry.role):
+            st.text(entry.text)
+with graph_col:
+    graph_panel(system.atlas, state.node_filter, highlight=state.highlight, height=460)
+    legend()
+
+st.subheader("Why these memories: score breakdown of the last recall")
+if state.hits:
+    st.dataframe(hits_table(state.hits), hide_index=True, width="stretch")
+else:
+    st.caption("Send a message to see what it recalls.")

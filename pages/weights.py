@@ -1,0 +1,59 @@
+"""Weights: how strong the memories are, how that relates to age, and how it evolved."""
+
+import streamlit as st
+
+from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.weights import (
+    SPLIT_OPTIONS,
+    evolution_figure,
+    evolution_frame,
+    histogram_figure,
+    scatter_figure,
+    weight_frame,
+)
+from memory_core.events import DecayApplied
+
+system = live_system()
+atlas, atlas_label = current_atlas()
+threshold = atlas.config.evict_threshold
+
+st.title("Weight distribution")
+st.caption(
+    f"{atlas_label} · eviction threshold {threshold:g} (red dashed line) · filters in the sidebar"
+)
+
+nodes = dashboard_state().node_filter.apply(atlas.nodes())
+if not nodes:
+    st.info("No memories to chart yet. Play the demo or write in the playground.")
+    st.stop()
+frame = weight_frame(nodes, atlas.clock.now())
+
+c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
+split_by = c1.radio("Split by", SPLIT_OPTIONS, horizontal=True, key="weights_split")
+log_y = c2.toggle("Log scale", key="weights_log")
+
+left, right = st.columns(2)
+with left:
+    st.subheader("Histogram")
+    st.plotly_chart(
+        histogram_figure(frame, split_by=split_by, log_y=log_y, threshold=threshold),
+        key="weights_hist",
+    )
+with right:
+    st.subheader("Weight vs age")
+    st.plotly_chart(
+        scatter_figure(frame, split_by=split_by, threshold=threshold), key="weights_scatter"
+    )
+
+st.subheader("Distribution over the run")
+if atlas is system.atlas:
+    decays = [e for e in system.buffer.events(types=("decay",)) if isinstance(e, DecayApplied)]
+    if decays:
+        st.plotly_chart(
+            evolution_figure(evolution_frame(decays), threshold=threshold), key="weights_evolution"
+        )
+        st.caption(f"{len(decays)} decay passes of the whole atlas (not filtered).")
+    else:
+        st.caption("No decay pass yet.")
+else:
+    st.caption("A loaded snapshot has no history; switch to the live atlas to see the evolution.")
