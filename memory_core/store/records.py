@@ -35,6 +35,10 @@ class EventRecord:
     content: str | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        if self.at.tzinfo is None:
+            raise InputError("at", "must be a timezone-aware datetime")
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoredEvent:

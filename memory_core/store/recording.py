@@ -1,0 +1,85 @@
+"""Recorded atlases: snapshot files into the store and back, and restoring evicted memories.
+
+An agent in another process calls ``record_snapshot`` on its own atlas; the dashboard
+lists the snapshots and opens one with ``open_recorded`` as a read-only "recorded atlas".
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memory_core._snapshot import FORMAT
+from memory_core.clock import Clock
+from memory_core.embedding.base import Embedder
+from memory_core.errors import InputError
+from memory_core.model import MemoryNode
+from memory_core.store.records import EVICTED, SnapshotInfo, StoredEvent
+from memory_core.store.repositories import SnapshotRepository
+
+if TYPE_CHECKING:  # the atlas pulls in FAISS; only needed when a snapshot is opened
+    from memory_core.atlas import ElasticMemoryAtlas
+
+SNAPSHOT_FORMAT_VERSION = int(FORMAT.rsplit("/", 1)[1])
+
+
+def record_snapshot(
+    atlas: ElasticMemoryAtlas, repo: SnapshotRepository, *, atlas_id: str, label: str
+) -> SnapshotInfo:
+    """Save ``atlas`` to a temp file and store its bytes with counts and sessions."""
+    with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
+        path = atlas.save_snapshot(Path(tmp) / "atlas.npz")
+        data = Path(path).read_bytes()
+    return repo.save(
+        atlas_id=atlas_id,
+        label=label,
+        data=data,
+        format_version=SNAPSHOT_FORMAT_VERSION,
+        node_count=len(atlas),
+        edge_count=len(atlas.edges()),
+        sessions=atlas.sessions(),
+    )
+
+
+def open_recorded(
+    repo: SnapshotRepository,
+    snapshot_id: str,
+    *,
+    embedder: Embedder | None = None,
+    clock: Clock | None = None,
+) -> ElasticMemoryAtlas:
+    """Rebuild the atlas stored as ``snapshot_id`` (exact round trip)."""
+    from memory_core.atlas import ElasticMemoryAtlas
+
+    info = repo.get(snapshot_id)
+    if info.format_version != SNAPSHOT_FORMAT_VERSION:
+        raise InputError(
+            "snapshot",
+            f"{snapshot_id} has format version {info.format_version}; "
+            f"this version reads {SNAPSHOT_FORMAT_VERSION}",
+        )
+    with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
+        path = Path(tmp) / "atlas.npz"
+        path.write_bytes(repo.data(snapshot_id))
+        return ElasticMemoryAtlas.load_snapshot(path, embedder=embedder, clock=clock)
+
+
+def restore_evicted(atlas: ElasticMemoryAtlas, event: StoredEvent) -> MemoryNode:
+    """Add an evicted memory back from the log (only possible with ``log_content=full``)."""
+    if event.type != EVICTED:
+        raise InputError("event", f"event {event.id} is of type {event.type!r}, not an eviction")
+    if event.content is None:
+        raise InputError(
+            "event",
+            f"eviction {event.id} has no logged content (log_content was redacted or none), "
+            "so the memory cannot be restored",
+        )
+    payload = event.payload
+    return atlas.add(
+        event.content,
+        session_id=event.session_id or "default",
+        kind=str(payload.get("kind", "session")),
+        metadata=payload.get("metadata") or None,
+        provenance=payload.get("provenance") or None,
+    )
