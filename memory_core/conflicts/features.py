@@ -232,7 +232,8 @@ def _value_at(tokens: list[Token], i: int, covered: set[int]) -> tuple[str, str,
             return "percent", number, i
         if nxt is not None and nxt.norm in lx.CURRENCIES:
             return "money", number, i + 1
-        if nxt is not None and nxt.norm not in lx.STOPWORDS and nxt.norm.isalpha():
+        unit = nxt is not None and i + 1 not in covered and nxt.norm not in lx.STOPWORDS
+        if unit and nxt is not None and nxt.norm.isalpha():
             return f"number:{nxt.key}", number, i + 1
         return "number", number, i
     if norm in lx.MONTHS and (norm != "may" or tok.capitalised):

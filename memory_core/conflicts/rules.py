@@ -152,8 +152,8 @@ def _value_change(pair: _Pair) -> Finding | None:
         for kind_b in sorted({v.kind for v in b.values}):
             if not _comparable(kind_a, kind_b):
                 continue
-            only_a = [v for v in a.values if v.kind == kind_a and not _in(v, b.values, kind_b)]
-            only_b = [v for v in b.values if v.kind == kind_b and not _in(v, a.values, kind_a)]
+            only_a = [v for v in a.values if v.kind == kind_a and not _in(v, b.values)]
+            only_b = [v for v in b.values if v.kind == kind_b and not _in(v, a.values)]
             if not only_a or not only_b:
                 continue
             # Words each side adds besides the changed values name a different attribute.
@@ -186,8 +186,8 @@ def _qualified(a: tuple[Value, ...], b: tuple[Value, ...], kind_a: str, kind_b: 
     return bool(kinds_a ^ kinds_b)
 
 
-def _in(value: Value, others: Iterable[Value], kind: str) -> bool:
-    return any(o.kind == kind and o.text == value.text for o in others)
+def _in(value: Value, others: Iterable[Value]) -> bool:
+    return any(o.text == value.text and _comparable(o.kind, value.kind) for o in others)
 
 
 def _correction(pair: _Pair) -> Finding | None:
@@ -196,6 +196,8 @@ def _correction(pair: _Pair) -> Finding | None:
     feats = pair.b if side == "b" else pair.a
     if not feats.has("correction") or pair.any_has("addition"):
         return None
+    if not _says_something_else(pair, side):
+        return None  # a correction that repeats the other text corrects nothing
     if pair.shared:
         score = CORRECTION_SCORE
     elif pair.related:
@@ -206,6 +208,16 @@ def _correction(pair: _Pair) -> Finding | None:
     spans = _spans(side, feats, feats.cue_spans("correction")) + _extra_spans(pair)
     reason = f"explicit correction ({cue!r}) in '{side}' about '{pair.subject()}'"
     return Finding(score, "correction", reason, tuple(spans))
+
+
+def _says_something_else(pair: _Pair, side: Side) -> bool:
+    a, b = pair.a, pair.b
+    return bool(
+        (pair.b_extra if side == "b" else pair.a_extra)
+        or {(v.kind, v.text) for v in a.values} != {(v.kind, v.text) for v in b.values}
+        or a.negated != b.negated
+        or a.sentiment != b.sentiment
+    )
 
 
 RULES: tuple[Callable[[_Pair], Finding | None], ...] = (

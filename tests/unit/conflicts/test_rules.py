@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core.conflicts import RuleJudge, evaluate, load_pairs
 from memory_core.errors import ConfigError, InputError
@@ -226,3 +228,78 @@ def test_dev_set_quality_does_not_regress() -> None:
     assert report.n >= 90
     assert report.precision >= 0.95, report.mistakes
     assert report.recall >= 0.95, report.mistakes
+
+
+_WORDS = st.sampled_from(
+    [
+        "I",
+        "you",
+        "we",
+        "my",
+        "the",
+        "budget",
+        "is",
+        "now",
+        "not",
+        "don't",
+        "never",
+        "like",
+        "hate",
+        "prefer",
+        "avoid",
+        "actually",
+        "instead",
+        "also",
+        "5000",
+        "$6,000",
+        "9:30",
+        "3pm",
+        "80%",
+        "March",
+        "14",
+        "Tuesday",
+        "Paris",
+        "Go",
+        "Python",
+        "flight",
+        "train",
+        "window",
+        "aisle",
+        "dark",
+        "light",
+        "tea",
+        "coffee",
+        "no",
+        "longer",
+        "anymore",
+        "switched",
+        "stopped",
+        "can't",
+        "stand",
+        ",",
+        ".",
+        ";",
+    ]
+)
+_TEXTS = st.lists(_WORDS, min_size=1, max_size=14).map(" ".join) | st.text(min_size=1)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_TEXTS, b=_TEXTS)
+def test_any_text_gets_a_valid_verdict_with_spans_inside_the_texts(a: str, b: str) -> None:
+    if not a.strip() or not b.strip():
+        return
+    verdict = RuleJudge().judge(a, b)
+    assert 0.0 <= verdict.score <= 1.0
+    assert (verdict.label == "contradiction") == (verdict.score >= 0.5)
+    for span in verdict.spans:
+        text = a if span.side == "a" else b
+        assert 0 <= span.start < span.end <= len(text)
+        assert text[span.start : span.end] == span.text
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=_TEXTS)
+def test_a_text_never_contradicts_itself(a: str) -> None:
+    if a.strip():
+        assert RuleJudge().judge(a, a).label != "contradiction"
