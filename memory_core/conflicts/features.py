@@ -16,7 +16,7 @@ from memory_core.conflicts import lexicon as lx
 
 _TOKEN = re.compile(
     r"[$€£]?\d+(?:[.,:]\d+)*(?:%|st|nd|rd|th|am|pm|k)?(?![A-Za-z])"
-    r"|[A-Za-z]+(?:['’][A-Za-z]+)*"
+    r"|[A-Za-z][A-Za-z0-9]*(?:['’][A-Za-z]+)*"
 )
 _CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "can't": ("can", "not"),
@@ -107,12 +107,12 @@ def stem(word: str) -> str:
     word = lx.SYNONYMS.get(word, word)
     if len(word) > 4 and word.endswith("ies"):
         word = word[:-3] + "y"
-    elif len(word) > 5 and word.endswith("ing"):
-        word = word[:-3]
-    elif len(word) > 4 and word.endswith(("ed", "ches", "shes", "sses", "xes")):
-        word = word[:-2]
     elif len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
+    if len(word) > 5 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
     if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
         word = word[:-1]
     if len(word) > 3 and word.endswith("e"):
@@ -236,6 +236,8 @@ def _value_at(tokens: list[Token], i: int, covered: set[int]) -> tuple[str, str,
         if unit and nxt is not None and nxt.norm.isalpha():
             return f"number:{nxt.key}", number, i + 1
         return "number", number, i
+    if norm in lx.TIMES:
+        return "time", norm, i
     if norm in lx.MONTHS and (norm != "may" or tok.capitalised):
         if nxt is not None and nxt.norm[:1].isdigit():
             return "date", f"{norm} {_number(nxt.norm)}", i + 1
@@ -276,7 +278,7 @@ def extract(text: str) -> Features:
     context = frozenset(
         t.key
         for k, t in enumerate(tokens)
-        if k not in covered and k not in used and t.norm not in lx.STOPWORDS and t.norm.isalpha()
+        if k not in covered and k not in used and t.norm not in lx.STOPWORDS and t.norm[0].isalpha()
     )
     named = frozenset(v.text for v in values if v.kind == "name" or v.kind.startswith("slot"))
     context |= {lx.HYPERNYMS[t.norm] for t in tokens if t.norm in lx.HYPERNYMS}

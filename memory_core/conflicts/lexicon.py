@@ -49,6 +49,10 @@ CESSATIONS: frozenset[tuple[str, ...]] = frozenset(
         ("stop",),
         ("quit",),
         ("gave", "up"),
+        ("given", "up"),
+        ("giving", "up"),
+        ("sold",),
+        ("got", "rid", "of"),
         ("give", "up"),
         ("cancel",),
         ("cancelled",),
@@ -73,6 +77,8 @@ CORRECTIONS: frozenset[tuple[str, ...]] = frozenset(
         ("change", "of", "plans"),
         ("scratch", "that"),
         ("switched",),
+        ("migrated",),
+        ("moved", "on"),
         ("moved", "from"),
         ("replaced",),
         ("on", "second", "thought"),
@@ -102,6 +108,7 @@ CHANGES: frozenset[tuple[str, ...]] = frozenset(
         ("new",),
         ("only",),
         ("took", "over"),
+        ("these", "days"),
     }
 )
 """Cues that a value was updated; they strengthen a value change but prove nothing alone."""
@@ -125,6 +132,10 @@ SENTIMENT: dict[tuple[str, ...], int] = {
     ("favorite",): 1,
     ("fan",): 1,
     ("fond",): 1,
+    ("preferred",): 1,
+    ("fine", "with"): 1,
+    ("happy", "with"): 1,
+    ("ok", "with"): 1,
     ("great",): 1,
     ("awesome",): 1,
     ("amazing",): 1,
@@ -159,6 +170,12 @@ SENTIMENT: dict[tuple[str, ...], int] = {
     ("too", "slow"): -1,
     ("too", "expensive"): -1,
     ("worst",): -1,
+    ("refuse",): -1,
+    ("refuses",): -1,
+    ("clunky",): -1,
+    ("painful",): -1,
+    ("frustrating",): -1,
+    ("overrated",): -1,
 }
 """Preference and evaluation cues with their sign; matched before negation."""
 
@@ -238,12 +255,12 @@ TOPICS: dict[str, frozenset[str]] = {
         pytest tests test bug debug backend frontend database sql postgresql mysql redis
         linux macos"""),
     "health": _words("""health allergic allergy allergies doctor dentist medicine medication pill
-        symptom sick ill pain headache sleep diet exercise gym workout running run marathon
+        symptom sick ill pain headache sleep diet exercise gym workout running run marathon swim swimming yoga
         hiking weight vegetarian vegan"""),
     "schedule": _words("""meeting meetings standup appointment deadline schedule scheduled calendar
         reservation release review call conference event agenda due"""),
     "money": _words("""budget money cost costs price prices rent salary pay paid payment invoice bill
-        expensive cheap euros dollars pounds spend spending savings bank loan tax taxes"""),
+        expensive cheap euros dollars pounds spend spent spending saving savings bank loan tax taxes"""),
     "people": _words("""sister brother mother father mom dad son daughter wife husband partner friend
         friends boss manager colleague lead team kids children family"""),
     "games": _words("""game games gaming play playing chess minecraft zelda tetris roblox console
@@ -252,7 +269,12 @@ TOPICS: dict[str, frozenset[str]] = {
         uptime metrics monitoring grafana prometheus server servers backup backups deploy
         production incident error errors logs"""),
     "media": _words("""music song songs jazz rock band concert movie movies film films series show
-        book books novel podcast horror comedy scary"""),
+        book books novel podcast horror comedy scary
+        guitar piano drums violin cello instrument singing"""),
+    "weather": _words(
+        """weather cold hot warm rain snow sunny winter winters summer autumn spring
+        temperature humid wind storm"""
+    ),
 }
 """Coarse topic classes: two texts touching the same class are about related things."""
 
@@ -280,6 +302,9 @@ NUMBER_WORDS: dict[str, int] = {
 WEEKDAYS: frozenset[str] = _words(
     "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
 )
+
+TIMES: frozenset[str] = frozenset({"noon", "midnight", "midday"})
+"""Named times of day that compare with clock times."""
 
 MONTHS: frozenset[str] = (
     _words("""january february march april may june july august september october november
