@@ -72,7 +72,9 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
         seeds = sorted(rrf, key=lambda s: (-rrf[s], s))[: cfg.graph_expansion]
         for seed in seeds:
             for neighbour, strength in state.edges.neighbours(seed):
-                if neighbour in rrf and neighbour in seeds:
+                # expansion only adds candidates: re-ranking found ones lifted a seed's
+                # weaker neighbours (e.g. its 'before' chain) above the seed itself
+                if neighbour in rrf:
                     continue
                 score = rrf[seed] * strength
                 if score > graph_score.get(neighbour, 0.0):
