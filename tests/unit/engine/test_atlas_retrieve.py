@@ -326,3 +326,14 @@ def test_only_returned_hits_are_reinforced(make_atlas: AtlasFactory) -> None:
     assert atlas.get(a.id).access_count == 1
     assert atlas.get(b.id).access_count == 0
     assert atlas.stats()["retrievals"] == 1
+
+
+def test_best_match_outranks_its_linked_neighbour(make_atlas: AtlasFactory) -> None:
+    """Graph expansion adds candidates; it must not lift a weaker hit above the seed it hangs on."""
+    atlas, _ = make_atlas(graph_expansion=1, link_threshold=1.0, link_previous=False)
+    best = atlas.add("first", session_id="s", embedding=0.6 * basis(0) + 0.8 * basis(1))
+    weaker = atlas.add("second", session_id="s", embedding=0.5 * basis(0) + 0.866 * basis(2))
+    atlas.link(best.id, weaker.id, "before")
+    hits = atlas.retrieve("query", top_k=2, session_id="s", query_embedding=basis(0))
+    assert ids(hits) == [best.id, weaker.id]
+    assert hits[1].breakdown.sources == ("dense",)
