@@ -51,7 +51,7 @@ def resolve_url(url: str | None = None) -> URL:
                 "give a file path",
             )
         Path(database).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
-    elif backend == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
+    elif parsed.drivername == "postgresql":
         parsed = parsed.set(drivername="postgresql+psycopg")  # psycopg 3 is what we ship
     return parsed
 

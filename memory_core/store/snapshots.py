@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
-from sqlalchemy.orm import Mapped, deferred, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.store.base import Base, UUIDKeyMixin, utcnow
 
@@ -28,7 +28,7 @@ class SnapshotRow(UUIDKeyMixin, Base):
     size_bytes: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
     # deferred: listing snapshots must not pull megabytes of blobs
-    data: Mapped[bytes] = deferred(mapped_column(LargeBinary))
+    data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
 
     __table_args__ = (Index("ix_snapshots_atlas_created", "atlas_id", "created_at"),)
 
