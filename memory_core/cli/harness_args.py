@@ -1,0 +1,96 @@
+"""Arguments and helpers shared by ``atlas simulate``, ``compare`` and ``sweep``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from memory_core.config import PRESETS, AtlasConfig, preset
+from memory_core.harness.policies import POLICIES
+from memory_core.harness.replay import EMBEDDERS, Progress, ProgressCallback, ReplaySettings
+from memory_core.harness.session_format import Conversation
+
+
+def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True) -> None:
+    """``--policy``, ``--top-k``, ``--context-k``, ``--capacity-fraction``, ``--embedder``."""
+    if policy:
+        parser.add_argument(
+            "--policy",
+            choices=sorted(POLICIES),
+            default="atlas",
+            help="memory policy to replay (default atlas; the others are baselines)",
+        )
+    parser.add_argument(
+        "--top-k", type=_positive_int, default=10, help="probe depth for recall@k (default 10)"
+    )
+    parser.add_argument(
+        "--context-k",
+        type=_positive_int,
+        default=5,
+        help="memories retrieved per turn by the simulated agent (default 5)",
+    )
+    parser.add_argument(
+        "--capacity-fraction",
+        type=float,
+        help="set max_nodes per conversation to this share of its turns, e.g. 0.25",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=sorted(EMBEDDERS),
+        default="minilm",
+        help="minilm (default, cached) or hashing (fast fake for smoke runs)",
+    )
+
+
+def replay_settings(args: argparse.Namespace, policy: str | None = None) -> ReplaySettings:
+    return ReplaySettings(
+        policy=policy or str(getattr(args, "policy", "atlas")),
+        top_k=args.top_k,
+        context_k=args.context_k,
+        link_top=min(3, args.context_k),
+        capacity_fraction=args.capacity_fraction,
+    )
+
+
+def load_config(params: str | Path | None, overrides: Sequence[str] = ()) -> AtlasConfig:
+    """A TOML file, or a preset name (``seed-linear``, ``tuned``, ...), then ``--set`` values."""
+    if params is None:
+        config = AtlasConfig()
+    elif str(params) in PRESETS and not Path(params).exists():
+        config = preset(str(params))
+    else:
+        config = AtlasConfig.from_toml(params)
+    return config.with_overrides(list(overrides)) if overrides else config
+
+
+@contextmanager
+def progress_bar(
+    conversations: Sequence[Conversation], *, enabled: bool = True, label: str = "replay"
+) -> Iterator[ProgressCallback | None]:
+    """A tqdm bar on stderr counting turns; None when disabled or stderr is not a terminal."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from tqdm import tqdm
+
+    total = sum(len(s.turns) for c in conversations for s in c.sessions)
+    with tqdm(total=total, desc=label, unit="turn", file=sys.stderr, leave=False) as bar:
+
+        def update(p: Progress) -> None:
+            bar.set_postfix_str(p.conversation_id, refresh=False)
+            bar.update(1)
+
+        yield update
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return value

@@ -1,0 +1,222 @@
+"""What a replay measured: per-fact outcomes, per-conversation metrics, a run summary.
+
+A key fact counts as *retrieved* when one of the probe's top-k memories carries one of
+its evidence turns in its provenance (merged and summary memories carry the provenance
+of what they absorbed), and as *retained* when any memory still held carries it.
+
+- ``recall_at_k``, ``retention``, ``mrr``: over facts expected ``recalled``;
+- ``forgetting_precision``: over facts expected ``forgotten``, the share NOT retrieved;
+- ``weight`` / ``weight_percentile``: the best weight among memories carrying the fact,
+  and where it ranks among all held memories (ties count half), over retained facts.
+
+Run summaries pool facts across conversations (every fact counts once), so a
+conversation with more key facts weighs more; per-conversation values stay available.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memory_core.harness.policies import Held, Hit
+from memory_core.harness.session_format import KeyFact
+
+
+@dataclass(frozen=True, slots=True)
+class FactOutcome:
+    """One key fact after the replay; ``rank`` is 1-based, None when not in the top-k."""
+
+    fact_id: str
+    fact: str
+    expect: str
+    rank: int | None
+    retained: bool
+    weight: float | None
+    weight_percentile: float | None
+    hits: tuple[str, ...]
+    trajectory: tuple[float | None, ...] = ()
+
+    @property
+    def recalled(self) -> bool:
+        return self.rank is not None
+
+    @property
+    def reciprocal_rank(self) -> float:
+        return 0.0 if self.rank is None else 1.0 / self.rank
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationResult:
+    """Everything measured on one conversation under one policy and configuration."""
+
+    conversation_id: str
+    policy: str
+    turns: int
+    max_nodes: int | None
+    top_k: int
+    facts: tuple[FactOutcome, ...]
+    final_nodes: int
+    evictions: dict[str, int]
+    wall_seconds: float
+    trajectory_times: tuple[float, ...] = ()
+
+    @property
+    def recall_at_k(self) -> float | None:
+        return _mean(f.recalled for f in self._expected("recalled"))
+
+    @property
+    def retention(self) -> float | None:
+        return _mean(f.retained for f in self._expected("recalled"))
+
+    @property
+    def mrr(self) -> float | None:
+        return _mean(f.reciprocal_rank for f in self._expected("recalled"))
+
+    @property
+    def forgetting_precision(self) -> float | None:
+        return _mean(not f.recalled for f in self._expected("forgotten"))
+
+    @property
+    def mean_weight(self) -> float | None:
+        return _mean(f.weight for f in self._expected("recalled") if f.weight is not None)
+
+    @property
+    def mean_weight_percentile(self) -> float | None:
+        values = (f.weight_percentile for f in self._expected("recalled"))
+        return _mean(v for v in values if v is not None)
+
+    def metrics(self) -> dict[str, Any]:
+        """The headline numbers (JSON-ready)."""
+        return {
+            "recall_at_k": self.recall_at_k,
+            "retention": self.retention,
+            "mrr": self.mrr,
+            "forgetting_precision": self.forgetting_precision,
+            "mean_weight": self.mean_weight,
+            "mean_weight_percentile": self.mean_weight_percentile,
+            "final_nodes": self.final_nodes,
+            "evictions": dict(sorted(self.evictions.items())),
+            "wall_seconds": self.wall_seconds,
+        }
+
+    def to_dict(self, *, trajectories: bool = False) -> dict[str, Any]:
+        facts = []
+        for f in self.facts:
+            row = asdict(f)
+            row["recalled"] = f.recalled
+            if not trajectories:
+                row.pop("trajectory")
+            facts.append(row)
+        out = {
+            "conversation_id": self.conversation_id,
+            "policy": self.policy,
+            "turns": self.turns,
+            "max_nodes": self.max_nodes,
+            "top_k": self.top_k,
+            **self.metrics(),
+            "facts": facts,
+        }
+        if trajectories:
+            out["trajectory_times"] = list(self.trajectory_times)
+        return out
+
+    def _expected(self, expect: str) -> list[FactOutcome]:
+        return [f for f in self.facts if f.expect == expect]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """Pooled metrics over several conversations."""
+
+    recall_at_k: float | None
+    retention: float | None
+    mrr: float | None
+    forgetting_precision: float | None
+    final_nodes: float
+    memory_fraction: float
+    evictions: dict[str, int] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    conversations: int = 0
+    facts: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def summarize(results: Sequence[ConversationResult]) -> RunSummary:
+    """Pool facts over conversations; ``final_nodes`` is the mean, ``memory_fraction`` the
+    mean of final nodes / turns (comparable across conversation lengths)."""
+    recalled = [f for r in results for f in r.facts if f.expect == "recalled"]
+    forgotten = [f for r in results for f in r.facts if f.expect == "forgotten"]
+    evictions: Counter[str] = Counter()
+    for r in results:
+        evictions.update(r.evictions)
+    n = max(len(results), 1)
+    return RunSummary(
+        recall_at_k=_mean(f.recalled for f in recalled),
+        retention=_mean(f.retained for f in recalled),
+        mrr=_mean(f.reciprocal_rank for f in recalled),
+        forgetting_precision=_mean(not f.recalled for f in forgotten),
+        final_nodes=sum(r.final_nodes for r in results) / n,
+        memory_fraction=sum(r.final_nodes / max(r.turns, 1) for r in results) / n,
+        evictions=dict(sorted(evictions.items())),
+        wall_seconds=sum(r.wall_seconds for r in results),
+        conversations=len(results),
+        facts=len(recalled) + len(forgotten),
+    )
+
+
+def first_rank(hits: Sequence[Hit], evidence: Iterable[str]) -> int | None:
+    """1-based position of the first hit carrying any evidence turn."""
+    wanted = set(evidence)
+    for position, hit in enumerate(hits, start=1):
+        if wanted.intersection(hit.provenance):
+            return position
+    return None
+
+
+class EvidenceIndex:
+    """Maps evidence turns to key facts so that held memories are scanned once per sample."""
+
+    def __init__(self, facts: Sequence[KeyFact]) -> None:
+        self.facts = tuple(facts)
+        self._by_turn: dict[str, list[int]] = {}
+        for i, fact in enumerate(self.facts):
+            for turn_id in fact.evidence:
+                self._by_turn.setdefault(turn_id, []).append(i)
+        self.turns = frozenset(self._by_turn)
+
+    def best_weights(self, held: Sequence[Held]) -> np.ndarray:
+        """Per fact, the best weight of a held memory carrying it (NaN when none does)."""
+        best = np.full(len(self.facts), np.nan)
+        for memory in held:
+            for turn_id in memory.provenance:
+                for i in self._by_turn.get(turn_id, ()):
+                    if not memory.weight <= best[i]:  # NaN compares False: first one wins
+                        best[i] = memory.weight
+        return best
+
+
+def weight_percentiles(weights: np.ndarray, held: Sequence[Held]) -> np.ndarray:
+    """Percentile rank (0..1) of each weight among held weights; ties count half; NaN stays."""
+    all_w = np.sort(np.array([m.weight for m in held], dtype=np.float64))
+    if len(all_w) == 0:
+        return np.full(len(weights), np.nan)
+    below = np.searchsorted(all_w, weights, side="left")
+    upto = np.searchsorted(all_w, weights, side="right")
+    pct = (below + 0.5 * (upto - below)) / len(all_w)
+    return np.where(np.isnan(weights), np.nan, pct)
+
+
+def _mean(values: Iterable[Any]) -> float | None:
+    items = [float(v) for v in values]
+    return sum(items) / len(items) if items else None
+
+
+def none_if_nan(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)

@@ -1,0 +1,285 @@
+"""Replay a conversation through a memory policy, the way an agent would use it.
+
+The loop, per turn (the first seed's agent loop, section 4.1, on a simulated clock):
+
+1. set the ``ManualClock`` to the turn's time (sessions months apart are months apart);
+2. retrieve the ``context_k`` best memories with the turn's text as the query — an
+   access, so hits are reinforced; scoped to the turn's session plus other sessions;
+3. if a write filter is given and declines the turn, stop here;
+4. add the turn with provenance ``(turn id,)`` and ``links_to`` the ``link_top`` best
+   hits still held; the atlas itself runs its decay pass whenever
+   ``decay_interval_seconds`` passed and evicts at ``max_nodes``;
+5. every ``trajectory_every`` turns, sample each key fact's best weight.
+
+After the last turn of a session the policy's session-end action runs (the atlas uses
+``session_end_mode``). After the last session the policy settles (the atlas runs one
+decay pass), then every key fact's probe retrieves ``top_k`` memories read-only over all
+sessions, and ``metrics`` scores them.
+
+All texts of a conversation are embedded once, through the (cached) embedder, and the
+vectors are passed to the policy, so a re-run under new parameters only replays. Same
+conversation, configuration, settings and ``config.seed`` give identical results.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from memory_core.clock import ManualClock
+from memory_core.config import AtlasConfig
+from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.embedding.cache import CachedEmbedder
+from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.errors import InputError
+from memory_core.harness.metrics import (
+    ConversationResult,
+    EvidenceIndex,
+    FactOutcome,
+    first_rank,
+    none_if_nan,
+    weight_percentiles,
+)
+from memory_core.harness.policies import POLICIES, MemoryPolicy, make_policy
+from memory_core.harness.session_format import Conversation
+
+WriteFilter = Callable[[str, Mapping[str, Any]], bool]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplaySettings:
+    """How the simulated agent uses its memory (not engine parameters: those are config).
+
+    ``capacity_fraction`` sets ``max_nodes`` per conversation to that share of its turns
+    (rounded up), so one setting forces forgetting on short and long conversations alike.
+    """
+
+    policy: str = "atlas"
+    top_k: int = 10
+    context_k: int = 5
+    link_top: int = 3
+    trajectory_every: int = 1
+    capacity_fraction: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise InputError("policy", f"must be one of {', '.join(POLICIES)}, got {self.policy!r}")
+        for name in ("top_k", "context_k", "trajectory_every"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(name, f"must be an integer >= 1, got {value!r}")
+        if isinstance(self.link_top, bool) or not isinstance(self.link_top, int):
+            raise InputError("link_top", f"must be an integer >= 0, got {self.link_top!r}")
+        if not 0 <= self.link_top <= self.context_k:
+            raise InputError("link_top", f"must be in [0, context_k={self.context_k}]")
+        fraction = self.capacity_fraction
+        if fraction is not None and not (
+            isinstance(fraction, (int, float)) and 0 < fraction <= 1 and math.isfinite(fraction)
+        ):
+            raise InputError("capacity_fraction", f"must be in (0, 1], got {fraction!r}")
+
+    def config_for(self, conversation: Conversation, config: AtlasConfig) -> AtlasConfig:
+        """The configuration a conversation runs under (capacity fraction applied)."""
+        if self.capacity_fraction is None:
+            return config
+        turns = sum(len(s.turns) for s in conversation.sessions)
+        return replace(config, max_nodes=max(1, math.ceil(self.capacity_fraction * turns)))
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Reported after every turn: which conversation, how far."""
+
+    conversation_id: str
+    conversation: int  # 0-based index in the run
+    conversations: int
+    turn: int  # turns done in this conversation
+    turns: int
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass(slots=True)
+class Replay:
+    """A finished replay: the measured result and the policy in its final state."""
+
+    result: ConversationResult
+    policy: MemoryPolicy
+    vectors: dict[str, np.ndarray]
+    config: AtlasConfig
+    conversation: Conversation
+    stored: dict[str, str]  # turn id -> id of the memory it was first stored as
+
+
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
+
+
+def _minilm() -> Embedder:
+    from memory_core.embedding.minilm import default_embedder
+
+    embedder: Embedder = default_embedder()
+    return embedder
+
+
+@cache
+def _hashing() -> Embedder:
+    return CachedEmbedder(HashingEmbedder())
+
+
+EMBEDDERS.update({"minilm": _minilm, "hashing": _hashing})
+
+
+def harness_embedder(name: str = "minilm") -> Embedder:
+    """A cached embedder by name: ``minilm`` (persistent cache in the data folder) or
+    ``hashing`` (the fast fake, for smoke runs and unit tests)."""
+    factory = EMBEDDERS.get(name)
+    if factory is None:
+        raise InputError("embedder", f"must be one of {', '.join(EMBEDDERS)}, got {name!r}")
+    return factory()
+
+
+def conversation_texts(conversation: Conversation) -> list[str]:
+    """Every text a replay embeds: turns and probes, each once, in first-seen order."""
+    texts = [t.text for t in conversation.turns()] + [f.probe for f in conversation.key_facts]
+    return list(dict.fromkeys(texts))
+
+
+def embed_conversation(conversation: Conversation, embedder: Embedder) -> dict[str, np.ndarray]:
+    """Vectors of all the conversation's texts, from one embedder call."""
+    texts = conversation_texts(conversation)
+    vectors = embed_checked(embedder, texts)
+    return dict(zip(texts, vectors, strict=True))
+
+
+def replay_conversation(
+    conversation: Conversation,
+    config: AtlasConfig,
+    *,
+    settings: ReplaySettings | None = None,
+    embedder: Embedder | None = None,
+    vectors: Mapping[str, np.ndarray] | None = None,
+    write_filter: WriteFilter | None = None,
+    progress: ProgressCallback | None = None,
+    position: tuple[int, int] = (0, 1),
+) -> Replay:
+    """Run the loop described in the module docstring over one conversation."""
+    settings = settings or ReplaySettings()
+    embedder = embedder or harness_embedder()
+    if vectors is None:
+        vectors = embed_conversation(conversation, embedder)
+    run_config = settings.config_for(conversation, config)
+    turns = sum(len(s.turns) for s in conversation.sessions)
+    clock = ManualClock(conversation.sessions[0].started_at)
+    policy = make_policy(settings.policy, run_config, embedder, clock)
+    index = EvidenceIndex(conversation.key_facts)
+    samples: list[np.ndarray] = []
+    sample_times: list[float] = []
+    stored: dict[str, str] = {}
+
+    started = time.perf_counter()
+    done = 0
+    for session in conversation.sessions:
+        for turn in session.turns:
+            clock.set(max(turn.at, clock.now()))
+            vector = vectors[turn.text]
+            hits = policy.retrieve(
+                turn.text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
+            )
+            meta = {"speaker": turn.speaker}
+            if write_filter is None or write_filter(turn.text, meta):
+                stored[turn.id] = policy.add(
+                    turn.text,
+                    vector,
+                    turn_id=turn.id,
+                    session_id=session.id,
+                    links_to=[h.id for h in hits[: settings.link_top]],
+                    metadata=meta,
+                )
+            done += 1
+            if done % settings.trajectory_every == 0:
+                samples.append(index.best_weights(policy.carrying(index.turns)))
+                sample_times.append(clock.now())
+            if progress is not None:
+                progress(Progress(conversation.id, position[0], position[1], done, turns))
+        policy.end_session(session.id)
+    policy.finish()
+
+    outcomes = _probe(policy, conversation, vectors, index, settings.top_k, samples)
+    result = ConversationResult(
+        conversation_id=conversation.id,
+        policy=settings.policy,
+        turns=turns,
+        max_nodes=run_config.max_nodes,
+        top_k=settings.top_k,
+        facts=outcomes,
+        final_nodes=len(policy),
+        evictions=policy.evictions(),
+        wall_seconds=time.perf_counter() - started,
+        trajectory_times=tuple(sample_times),
+    )
+    return Replay(result, policy, dict(vectors), run_config, conversation, stored)
+
+
+def replay_all(
+    conversations: Sequence[Conversation],
+    config: AtlasConfig,
+    *,
+    settings: ReplaySettings | None = None,
+    embedder: Embedder | None = None,
+    write_filter: WriteFilter | None = None,
+    progress: ProgressCallback | None = None,
+) -> list[ConversationResult]:
+    """Replay each conversation independently (a fresh memory each) and collect results."""
+    embedder = embedder or harness_embedder()
+    return [
+        replay_conversation(
+            conversation,
+            config,
+            settings=settings,
+            embedder=embedder,
+            write_filter=write_filter,
+            progress=progress,
+            position=(i, len(conversations)),
+        ).result
+        for i, conversation in enumerate(conversations)
+    ]
+
+
+def _probe(
+    policy: MemoryPolicy,
+    conversation: Conversation,
+    vectors: Mapping[str, np.ndarray],
+    index: EvidenceIndex,
+    top_k: int,
+    samples: Iterable[np.ndarray],
+) -> tuple[FactOutcome, ...]:
+    held = policy.held()
+    best = index.best_weights(held)
+    percentiles = weight_percentiles(best, held)
+    series = np.array(list(samples)) if samples else np.empty((0, len(index.facts)))
+    outcomes = []
+    for i, fact in enumerate(conversation.key_facts):
+        hits = policy.retrieve(
+            fact.probe, vectors[fact.probe], top_k=top_k, session_id=None, reinforce=False
+        )
+        outcomes.append(
+            FactOutcome(
+                fact_id=fact.id,
+                fact=fact.fact,
+                expect=fact.expect,
+                rank=first_rank(hits, fact.evidence),
+                retained=not math.isnan(best[i]),
+                weight=none_if_nan(best[i]),
+                weight_percentile=none_if_nan(percentiles[i]),
+                hits=tuple(h.id for h in hits),
+                trajectory=tuple(none_if_nan(v) for v in series[:, i].tolist()),
+            )
+        )
+    return tuple(outcomes)
