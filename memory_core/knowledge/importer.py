@@ -119,7 +119,8 @@ def read_records(path: Path) -> list[Decoded]:
         if not isinstance(rows, list):
             raise InputError("file", 'JSON must be a list of items or {"items": [...]}')
         return [
-            (r, []) if isinstance(r, dict) else (None, [("item", "must be an object")]) for r in rows
+            (r, []) if isinstance(r, dict) else (None, [("item", "must be an object")])
+            for r in rows
         ]
     raise InputError("file", f"unsupported extension {suffix!r}; use .csv or .json")
 

@@ -7,13 +7,14 @@ survivors, and the final score is ``similarity x confidence x source weight``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import or_, select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.clock import Clock, to_datetime
@@ -23,6 +24,7 @@ from memory_core.knowledge.items import ItemStatus, KnowledgeItem, SourceKind
 from memory_core.knowledge.models import KnowledgeItemRow
 from memory_core.knowledge.settings import KnowledgeSettings
 
+_FETCH_CHUNK = 500
 SessionScope = Callable[[str], AbstractContextManager[Session]]
 
 
@@ -56,38 +58,96 @@ class KnowledgeHit:
         )
 
 
-def _candidates(session: Session, at: datetime, flt: KnowledgeFilter) -> list[KnowledgeItemRow]:
-    query = select(KnowledgeItemRow).where(
+def _valid_now(at: datetime, flt: KnowledgeFilter) -> list[ColumnElement[bool]]:
+    conditions = [
         KnowledgeItemRow.status == ItemStatus.ACTIVE.value,
         KnowledgeItemRow.effective_from <= at,
         or_(KnowledgeItemRow.expires_at.is_(None), KnowledgeItemRow.expires_at > at),
-    )
-    if flt.sources is not None:
-        query = query.where(KnowledgeItemRow.source_name.in_(sorted(flt.sources)))
-    if flt.kinds is not None:
-        query = query.where(KnowledgeItemRow.source_kind.in_(sorted(k.value for k in flt.kinds)))
-    if flt.version is not None:
-        query = query.where(KnowledgeItemRow.version == flt.version)
-    if flt.keys is not None:
-        query = query.where(KnowledgeItemRow.key.in_(sorted(flt.keys)))
-    return list(session.scalars(query.order_by(KnowledgeItemRow.id)))
-
-
-def _matrix(rows: Sequence[KnowledgeItemRow], embedder: Embedder) -> np.ndarray:
-    """Stored vectors as one array; rows embedded by another model are re-embedded and saved."""
-    stale = [
-        r
-        for r in rows
-        if r.embedding_model != embedder.name
-        or r.embedding is None
-        or len(r.embedding) != embedder.dim * 4
     ]
-    if stale:
-        fresh = embed_checked(embedder, [r.content for r in stale])
-        for row, vector in zip(stale, fresh, strict=True):
-            row.embedding, row.embedding_model = vector.tobytes(), embedder.name
-    blob = b"".join(r.embedding or b"" for r in rows)
-    return np.frombuffer(blob, dtype=np.float32).reshape(len(rows), embedder.dim)
+    if flt.sources is not None:
+        conditions.append(KnowledgeItemRow.source_name.in_(sorted(flt.sources)))
+    if flt.kinds is not None:
+        conditions.append(KnowledgeItemRow.source_kind.in_(sorted(k.value for k in flt.kinds)))
+    if flt.version is not None:
+        conditions.append(KnowledgeItemRow.version == flt.version)
+    if flt.keys is not None:
+        conditions.append(KnowledgeItemRow.key.in_(sorted(flt.keys)))
+    return conditions
+
+
+def _refresh_embeddings(session: Session, ids: Sequence[str], embedder: Embedder) -> None:
+    """Rows embedded by another model (or never) get vectors from this one, saved back."""
+    stale = session.scalars(select(KnowledgeItemRow).where(KnowledgeItemRow.id.in_(ids))).all()
+    fresh = embed_checked(embedder, [r.content for r in stale])
+    for row, vector in zip(stale, fresh, strict=True):
+        row.embedding, row.embedding_model = vector.tobytes(), embedder.name
+    session.flush()
+
+
+class VectorCache:
+    """Item vectors by version id, kept in one contiguous array between lookups.
+
+    Safe to keep because a version's text never changes once it can be retrieved: only
+    ``pending_review`` versions are edited, and retrieval reads ``active`` ones.
+    """
+
+    __slots__ = ("_dim", "_index", "_lock", "_matrix", "_size")
+
+    def __init__(self, dim: int) -> None:
+        self._dim = dim
+        self._index: dict[str, int] = {}
+        self._matrix = np.empty((64, dim), dtype=np.float32)
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def clear(self) -> None:
+        with self._lock:
+            self._index.clear()
+            self._size = 0
+
+    def _append(self, ids: list[str], vectors: np.ndarray) -> None:
+        needed = self._size + len(ids)
+        if needed > len(self._matrix):
+            grown = np.empty((max(needed, 2 * len(self._matrix)), self._dim), dtype=np.float32)
+            grown[: self._size] = self._matrix[: self._size]
+            self._matrix = grown
+        self._matrix[self._size : needed] = vectors
+        self._index.update(zip(ids, range(self._size, needed), strict=True))
+        self._size = needed
+
+    def rows(self, session: Session, ids: Sequence[str]) -> np.ndarray:
+        """Vectors of ``ids`` in that order; unknown ones are read from the database once."""
+        with self._lock:
+            missing = [i for i in ids if i not in self._index]
+            for start in range(0, len(missing), _FETCH_CHUNK):
+                chunk = missing[start : start + _FETCH_CHUNK]
+                query = select(KnowledgeItemRow.id, KnowledgeItemRow.embedding).where(
+                    KnowledgeItemRow.id.in_(chunk)
+                )
+                found = {item_id: blob for item_id, blob in session.execute(query)}
+                joined = b"".join(found[i] or b"" for i in chunk)
+                vectors = np.frombuffer(joined, np.float32).reshape(len(chunk), self._dim)
+                self._append(chunk, vectors)
+            order = np.fromiter((self._index[i] for i in ids), dtype=np.int64, count=len(ids))
+            return self._matrix[order]
+
+
+def _weights(names: Sequence[str], kinds: Sequence[str], settings: KnowledgeSettings) -> np.ndarray:
+    """Source weight per candidate, computed once per distinct (source, kind)."""
+    labels = np.asarray([f"{n}\x00{k}" for n, k in zip(names, kinds, strict=True)])
+    distinct, inverse = np.unique(labels, return_inverse=True)
+    per_label = np.asarray(
+        [settings.source_weight(*_split(label)) for label in distinct.tolist()], dtype=np.float32
+    )
+    return per_label[inverse.reshape(-1)]
+
+
+def _split(label: str) -> tuple[str, SourceKind]:
+    name, kind = label.split("\x00")
+    return name, SourceKind(kind)
 
 
 def search(
@@ -99,27 +159,50 @@ def search(
     at: datetime,
     top_k: int = 5,
     flt: KnowledgeFilter | None = None,
+    cache: VectorCache | None = None,
 ) -> list[KnowledgeHit]:
-    """Best ``top_k`` items valid at ``at``, by similarity x confidence x source weight."""
+    """Best ``top_k`` items valid at ``at``, by similarity x confidence x source weight.
+
+    Only the columns the score needs are read for the candidates (vectors come from
+    ``cache`` when given); full rows are loaded for the winners alone.
+    """
     if not isinstance(top_k, int) or top_k < 1:
         raise InputError("top_k", f"must be an integer >= 1, got {top_k!r}")
     query = check_vectors(query_vec, embedder.dim, field="query_vec")[0]
-    rows = _candidates(session, at, flt or KnowledgeFilter())
+    rows = session.execute(
+        select(
+            KnowledgeItemRow.id,
+            KnowledgeItemRow.confidence,
+            KnowledgeItemRow.source_name,
+            KnowledgeItemRow.source_kind,
+            KnowledgeItemRow.embedding_model,
+        ).where(*_valid_now(at, flt or KnowledgeFilter()))
+    ).all()
     if not rows:
         return []
-    sims = _matrix(rows, embedder) @ query
-    confidence = np.fromiter((r.confidence for r in rows), dtype=np.float32, count=len(rows))
-    weights = np.fromiter(
-        (settings.source_weight(r.source_name, SourceKind(r.source_kind)) for r in rows),
-        dtype=np.float32,
-        count=len(rows),
+    ids, confidence, names, kinds, models = zip(*rows, strict=True)
+    stale = np.flatnonzero(np.asarray(models, dtype=object) != embedder.name)
+    if len(stale):
+        _refresh_embeddings(session, [ids[i] for i in stale], embedder)
+    store = cache if cache is not None else VectorCache(embedder.dim)
+    sims = store.rows(session, ids) @ query
+    weights = _weights(names, kinds, settings)
+    scores = np.where(
+        sims >= settings.min_similarity,
+        sims * np.asarray(confidence, dtype=np.float32) * weights,
+        -np.inf,
     )
-    scores = np.where(sims >= settings.min_similarity, sims * confidence * weights, -np.inf)
     keep = np.flatnonzero(np.isfinite(scores))
     order = keep[np.argsort(-scores[keep], kind="stable")][:top_k]
+    winners = {
+        r.id: r
+        for r in session.scalars(
+            select(KnowledgeItemRow).where(KnowledgeItemRow.id.in_([ids[i] for i in order]))
+        )
+    }
     return [
         KnowledgeHit(
-            item=rows[i].to_item(),
+            item=winners[ids[i]].to_item(),
             similarity=float(sims[i]),
             source_weight=float(weights[i]),
             score=float(scores[i]),
@@ -131,7 +214,7 @@ def search(
 class KnowledgeTier:
     """The long-term tier as the atlas sees it: a read-mostly fallback lookup."""
 
-    __slots__ = ("_clock", "_embedder", "_scope", "_settings")
+    __slots__ = ("_cache", "_clock", "_embedder", "_scope", "_settings")
 
     def __init__(
         self,
@@ -145,6 +228,7 @@ class KnowledgeTier:
         self._embedder = embedder
         self._clock = clock
         self._settings = settings or KnowledgeSettings()
+        self._cache = VectorCache(embedder.dim)
 
     def lookup(
         self,
@@ -168,4 +252,5 @@ class KnowledgeTier:
                 at=to_datetime(self._clock.now()),
                 top_k=top_k,
                 flt=flt,
+                cache=self._cache,
             )

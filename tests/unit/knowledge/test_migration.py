@@ -26,7 +26,9 @@ def _diffs(db_path: Path) -> list[Any]:
     try:
         with db.engine.connect() as conn:
             opts = {"compare_type": True, "include_object": _ours}
-            return list(compare_metadata(MigrationContext.configure(conn, opts=opts), Base.metadata))
+            return list(
+                compare_metadata(MigrationContext.configure(conn, opts=opts), Base.metadata)
+            )
     finally:
         db.close()
 

@@ -161,3 +161,28 @@ def test_items_embedded_by_another_model_are_reembedded(
 
 def test_empty_knowledge_base_returns_nothing(kb: KnowledgeBase) -> None:
     assert kb.tier().lookup(LEAVE) == []
+
+
+def test_vector_cache_reads_each_vector_once_and_keeps_order(
+    kb: KnowledgeBase, database: object, embedder: HashingEmbedder
+) -> None:
+    from sqlalchemy import event
+
+    from memory_core.knowledge.retrieval import VectorCache
+
+    texts = [f"rule number {i} about topic {i % 7}" for i in range(70)]  # grows past 64 rows
+    ids = _load(kb, *(record(key=f"k{i}", content=t) for i, t in enumerate(texts)))
+    cache = VectorCache(embedder.dim)
+    engine = database.engine  # type: ignore[attr-defined]
+    statements: list[str] = []
+    event.listen(engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    with database.session() as session:  # type: ignore[attr-defined]
+        first = cache.rows(session, ids[::-1])
+        reads = len(statements)
+        again = cache.rows(session, ids[::-1])
+    assert len(statements) == reads  # second call served from memory
+    assert len(cache) == 70
+    assert np.allclose(first, embedder.embed(texts[::-1]), atol=1e-6)
+    assert np.array_equal(first, again)
+    cache.clear()
+    assert len(cache) == 0
