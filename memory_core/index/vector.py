@@ -119,13 +119,19 @@ class VectorIndex:
         return sims, ids
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        out = np.empty((len(ids), self._dim), dtype=np.float32)
+        """Stored vectors of ``ids``, one C++ call for the whole batch."""
+        keys = np.ascontiguousarray(ids, dtype=np.int64)
+        if len(keys) == 0:
+            return np.empty((0, self._dim), dtype=np.float32)
         try:
-            for row, ident in enumerate(ids):
-                out[row] = self._index.reconstruct(int(ident))
-        except RuntimeError as exc:
-            raise IndexError_(f"vector for id {ident} is not in the index") from exc
-        return out
+            return np.asarray(self._index.reconstruct_batch(keys), dtype=np.float32)
+        except RuntimeError:
+            for ident in keys.tolist():  # name the culprit
+                try:
+                    self._index.reconstruct(ident)
+                except RuntimeError as exc:
+                    raise IndexError_(f"vector for id {ident} is not in the index") from exc
+            raise
 
     def _rebuild(self, *, hnsw: bool) -> None:
         live = self.ids()
