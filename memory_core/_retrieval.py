@@ -54,52 +54,36 @@ class Ranked:
 def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     cfg = state.config
     home, scope = _scope(state, query)
-    scope_codes = np.array([s.code for s in scope], dtype=np.int32)
+    in_scope = np.zeros(len(state.session_names), dtype=bool)  # by session code
+    in_scope[[s.code for s in scope]] = True
     if not scope:
         return _empty()
 
-    dense_slots, dense_sims = _dense(state, scope, query, now, scope_codes)
-    lex_slots, lex_scores = _lexical(state, scope, query, now, scope_codes)
+    dense_slots, dense_sims = _dense(state, scope, query, now, in_scope)
+    lex_slots, lex_scores = _lexical(state, scope, query, now, in_scope)
 
-    rrf: dict[int, float] = {}
-    sources: dict[int, list[str]] = {}
-    _fuse(rrf, sources, dense_slots, cfg.rrf_k, "dense")
-    _fuse(rrf, sources, lex_slots, cfg.rrf_k, "lexical")
+    fused_slots, fused = _fuse((dense_slots, lex_slots), cfg.rrf_k)
     n_lists = 1 + int(len(lex_slots) > 0)
-
-    graph_score: dict[int, float] = {}
-    if cfg.graph_expansion and rrf:
-        seeds = sorted(rrf, key=lambda s: (-rrf[s], s))[: cfg.graph_expansion]
-        for seed in seeds:
-            for neighbour, strength in state.edges.neighbours(seed):
-                # expansion only adds candidates: re-ranking found ones lifted a seed's
-                # weaker neighbours (e.g. its 'before' chain) above the seed itself
-                if neighbour in rrf:
-                    continue
-                score = rrf[seed] * strength
-                if score > graph_score.get(neighbour, 0.0):
-                    graph_score[neighbour] = score
-        if graph_score:
-            cand = np.fromiter(graph_score, dtype=np.int64, count=len(graph_score))
-            cand = cand[_eligible(state, cand, query, now, scope_codes)]
-            if len(cand):
-                scores = np.array([graph_score[int(s)] for s in cand])
-                ordered = cand[np.lexsort((cand, -scores))]
-                _fuse(rrf, sources, ordered, cfg.rrf_k, "graph")
-                n_lists += 1
-    if not rrf:
+    graph_slots, graph_scores = np.empty(0, np.int64), np.empty(0)
+    if cfg.graph_expansion and len(fused_slots):
+        graph_slots, graph_scores = _expand(state, fused_slots, fused, cfg.graph_expansion)
+        keep = _eligible(state, graph_slots, query, now, in_scope)
+        graph_slots, graph_scores = graph_slots[keep], graph_scores[keep]
+        if len(graph_slots):
+            order = np.lexsort((graph_slots, -graph_scores))
+            graph_slots, graph_scores = graph_slots[order], graph_scores[order]
+            n_lists += 1
+    lists = {"dense": dense_slots, "lexical": lex_slots, "graph": graph_slots}
+    slots, fused = _fuse(tuple(lists.values()), cfg.rrf_k)
+    if not len(slots):
         return _empty()
 
-    slots = np.fromiter(rrf, dtype=np.int64, count=len(rrf))
-    fused = np.array([rrf[int(s)] for s in slots])
-    dense_map = dict(zip(dense_slots.tolist(), dense_sims.tolist(), strict=True))
-    cosine = np.array([dense_map.get(int(s), np.nan) for s in slots], dtype=np.float64)
+    cosine = _lookup(slots, dense_slots, dense_sims, np.nan)
     missing = np.isnan(cosine)
     if missing.any():
         cosine[missing] = _cosines(state, slots[missing], query.vector)
-    lex_map = dict(zip(lex_slots.tolist(), lex_scores.tolist(), strict=True))
-    lexical = np.array([lex_map.get(int(s), 0.0) for s in slots])
-    graph = np.array([graph_score.get(int(s), 0.0) for s in slots])
+    lexical = _lookup(slots, lex_slots, lex_scores, 0.0)
+    graph = _lookup(slots, graph_slots, graph_scores, 0.0)
 
     table = state.table
     relevance = 0.5 * fused / (n_lists / (cfg.rrf_k + 1.0)) + 0.5 * np.clip(cosine, 0.0, 1.0)
@@ -142,7 +126,7 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
         recency=recency[order],
         confidence=confidence[order],
         session_factor=session_factor[order],
-        sources=[tuple(sources[int(s)]) for s in slots[order]],
+        sources=_sources(slots[order], lists),
         cross=cross[order],
     )
 
@@ -158,20 +142,20 @@ def _scope(state: AtlasState, query: Query) -> tuple[SessionState | None, list[S
 
 
 def _dense(
-    state: AtlasState, scope: list[SessionState], query: Query, now: float, codes: np.ndarray
+    state: AtlasState, scope: list[SessionState], query: Query, now: float, in_scope: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     k = state.config.dense_candidates
     parts = [s.vectors.search(query.vector, k) for s in scope]
     sims = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.float32)
     slots = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
-    keep = _eligible(state, slots, query, now, codes)
+    keep = _eligible(state, slots, query, now, in_scope)
     slots, sims = slots[keep], sims[keep]
     order = np.lexsort((slots, -sims))[:k]
     return slots[order], sims[order]
 
 
 def _lexical(
-    state: AtlasState, scope: list[SessionState], query: Query, now: float, codes: np.ndarray
+    state: AtlasState, scope: list[SessionState], query: Query, now: float, in_scope: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     k = state.config.lexical_candidates
     if k == 0:
@@ -179,14 +163,14 @@ def _lexical(
     parts = [s.lexical.search(query.text, k) for s in scope]
     scores = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.float32)
     slots = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
-    keep = _eligible(state, slots, query, now, codes)
+    keep = _eligible(state, slots, query, now, in_scope)
     slots, scores = slots[keep], scores[keep]
     order = np.lexsort((slots, -scores))[:k]
     return slots[order], scores[order]
 
 
 def _eligible(
-    state: AtlasState, slots: np.ndarray, query: Query, now: float, codes: np.ndarray
+    state: AtlasState, slots: np.ndarray, query: Query, now: float, in_scope: np.ndarray
 ) -> np.ndarray:
     """Which candidate slots may be returned: alive, active, unexpired, in scope, filters."""
     if len(slots) == 0:
@@ -197,7 +181,7 @@ def _eligible(
         & (table.status[slots] == ACTIVE_CODE)
         & (table.expires[slots] > now)
         & (table.confidence[slots] >= state.config.min_confidence)
-        & np.isin(table.session[slots], codes)
+        & in_scope[table.session[slots]]
     )
     if query.kind_codes is not None:
         ok &= np.isin(table.kind[slots], query.kind_codes)
@@ -214,19 +198,58 @@ def _eligible(
     return ok
 
 
-def _fuse(
-    rrf: dict[int, float], sources: dict[int, list[str]], ranked: np.ndarray, k: float, name: str
-) -> None:
-    for rank_pos, slot in enumerate(ranked.tolist()):
-        rrf[slot] = rrf.get(slot, 0.0) + 1.0 / (k + rank_pos + 1.0)
-        sources.setdefault(slot, []).append(name)
+def _fuse(ranked: tuple[np.ndarray, ...], k: float) -> tuple[np.ndarray, np.ndarray]:
+    """Reciprocal-rank fusion: (sorted unique slots, sum over lists of 1 / (k + rank))."""
+    parts = [r for r in ranked if len(r)]
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0)
+    slots, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+    contributions = np.concatenate([1.0 / (k + 1.0 + np.arange(len(r))) for r in parts])
+    return slots, np.bincount(inverse, weights=contributions, minlength=len(slots))
+
+
+def _expand(
+    state: AtlasState, slots: np.ndarray, rrf: np.ndarray, n_seeds: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Neighbours of the best fused hits that are not fused hits themselves, each scored
+    by its best seed's fused score times the edge strength."""
+    fused = set(slots.tolist())
+    seeds = np.lexsort((slots, -rrf))[:n_seeds]
+    best: dict[int, float] = {}
+    for seed, seed_rrf in zip(slots[seeds].tolist(), rrf[seeds].tolist(), strict=True):
+        for neighbour, strength in state.edges.neighbours(seed):
+            if neighbour in fused:
+                continue
+            score = seed_rrf * strength
+            if score > best.get(neighbour, 0.0):
+                best[neighbour] = score
+    return (
+        np.fromiter(best, dtype=np.int64, count=len(best)),
+        np.fromiter(best.values(), dtype=np.float64, count=len(best)),
+    )
+
+
+def _lookup(slots: np.ndarray, keys: np.ndarray, values: np.ndarray, default: float) -> np.ndarray:
+    """``values`` placed at the positions of ``keys`` in the sorted ``slots``."""
+    out = np.full(len(slots), default, dtype=np.float64)
+    if len(keys):
+        out[np.searchsorted(slots, keys)] = values
+    return out
+
+
+def _sources(top: np.ndarray, lists: dict[str, np.ndarray]) -> list[tuple[str, ...]]:
+    members = [(name, set(ranked.tolist())) for name, ranked in lists.items()]
+    return [tuple(name for name, m in members if slot in m) for slot in top.tolist()]
 
 
 def _cosines(state: AtlasState, slots: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Cosine of stored vectors with the query: one batched lookup per session."""
     out = np.empty(len(slots))
-    for i, slot in enumerate(slots.tolist()):
-        session = state.sessions[state.session_of(slot)]
-        out[i] = float(session.vectors.reconstruct(np.array([slot]))[0] @ vector)
+    codes = state.table.session[slots]
+    for code in np.unique(codes).tolist():
+        members = codes == code
+        session = state.sessions[str(state.session_names[code])]
+        out[members] = session.vectors.reconstruct(slots[members]) @ vector
     return out
 
 
