@@ -176,7 +176,7 @@ def _eligible(
     if len(slots) == 0:
         return np.zeros(0, dtype=bool)
     table = state.table
-    ok = (
+    ok: np.ndarray = (
         table.alive[slots]
         & (table.status[slots] == ACTIVE_CODE)
         & (table.expires[slots] > now)
