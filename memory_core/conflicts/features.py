@@ -93,6 +93,10 @@ class Features:
     def has(self, role: str) -> bool:
         return role in self.roles
 
+    def surface(self, cue: Cue) -> str:
+        """The cue as written ("can't stand", not "can not stand")."""
+        return self.text[self.tokens[cue.first].start : self.tokens[cue.last].end]
+
     def cue_spans(self, *roles: str) -> list[tuple[int, int]]:
         """Character ranges of the cues having any of ``roles``."""
         return [

@@ -69,10 +69,20 @@ class _Pair:
     def any_has(self, role: str) -> bool:
         return self.a.has(role) or self.b.has(role)
 
-    def subject(self) -> str:
-        """A short phrase naming what both texts talk about, for reasons."""
-        words = sorted(self.shared & (self.a.context | self.b.context)) or sorted(self.shared)
-        return " ".join(words[:3]) or "the same topic"
+    def subject(self, fallback: str = "the same topic") -> str:
+        """Up to three shared words as written in ``a``, in order, for reasons."""
+        words: list[str] = []
+        for start, end, key in self._surface(self.a):
+            word = self.a.text[start:end].lower()
+            if key in self.shared and word not in words:
+                words.append(word)
+        return " ".join(words[:3]) or fallback
+
+    @staticmethod
+    def _surface(features: Features) -> list[tuple[int, int, str]]:
+        spots = [(t.start, t.end, t.key) for t in features.tokens]
+        spots += [(v.start, v.end, v.text) for v in features.values]
+        return sorted(spots)
 
 
 def _spans(side: Side, features: Features, ranges: Iterable[tuple[int, int]]) -> list[Span]:
@@ -108,13 +118,13 @@ def _polarity(pair: _Pair) -> Finding | None:
             return None  # "I like X" / "I don't hate X": both flips cancel
         side: Side = "b" if b.negated else "a"
         feats = b if b.negated else a
-        cue = " / ".join(c.text for c in feats.cues if "negation" in c.roles)
+        cue = " / ".join(feats.surface(c) for c in feats.cues if "negation" in c.roles)
         spans = _spans(side, feats, feats.cue_spans("negation"))
         reason = f"'{side}' negates the other about '{pair.subject()}' ({cue!r})"
         return Finding(POLARITY_SCORE, "negation", reason, tuple(spans))
     if a.sentiment * b.sentiment < 0:
-        cue_a = next(c.text for c in a.cues if "sentiment" in c.roles)
-        cue_b = next(c.text for c in b.cues if "sentiment" in c.roles)
+        cue_a = next(a.surface(c) for c in a.cues if "sentiment" in c.roles)
+        cue_b = next(b.surface(c) for c in b.cues if "sentiment" in c.roles)
         spans = _spans("a", a, a.cue_spans("sentiment")) + _spans("b", b, b.cue_spans("sentiment"))
         reason = f"opposite preferences about '{pair.subject()}': {cue_a!r} vs {cue_b!r}"
         return Finding(POLARITY_SCORE, "antonym", reason, tuple(spans))
@@ -169,7 +179,9 @@ def _value_change(pair: _Pair) -> Finding | None:
                 continue
             old = ", ".join(a.text[v.start : v.end] for v in only_a)
             new = ", ".join(b.text[v.start : v.end] for v in only_b)
-            reason = f"same attribute '{pair.subject()}' with different values {old} vs {new}"
+            family, _, detail = kind_a.partition(":")
+            attribute = pair.subject(fallback=detail if family == "slot" else family)
+            reason = f"same attribute '{attribute}' with different values {old} vs {new}"
             spans = _spans("a", a, ((v.start, v.end) for v in only_a))
             spans += _spans("b", b, ((v.start, v.end) for v in only_b))
             best = Finding(score, "value_change", reason, tuple(spans))
@@ -204,7 +216,7 @@ def _correction(pair: _Pair) -> Finding | None:
         score = LOOSE_CORRECTION_SCORE
     else:
         return None
-    cue = " / ".join(c.text for c in feats.cues if "correction" in c.roles)
+    cue = " / ".join(feats.surface(c) for c in feats.cues if "correction" in c.roles)
     spans = _spans(side, feats, feats.cue_spans("correction")) + _extra_spans(pair)
     reason = f"explicit correction ({cue!r}) in '{side}' about '{pair.subject()}'"
     return Finding(score, "correction", reason, tuple(spans))

@@ -114,7 +114,9 @@ def test_load_pairs_missing_and_empty_files(tmp_path: Path) -> None:
         load_pairs(empty)
 
 
-@pytest.mark.parametrize("name", ["conflict_pairs.jsonl", "conflict_pairs_holdout.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["conflict_pairs.jsonl", "conflict_pairs_holdout.jsonl", "conflict_pairs_fresh.jsonl"]
+)
 def test_shipped_sets_are_valid_and_balanced(name: str) -> None:
     pairs = load_pairs(Path(__file__).resolve().parents[2] / "data" / name)
     share = {
