@@ -58,14 +58,14 @@ def positive_int(value: object, field: str, *, high: int = 10_000) -> int:
 
 def kind(value: object, field: str = "kind") -> MemoryKind:
     try:
-        return MemoryKind(value)
+        return MemoryKind(value)  # type: ignore[arg-type]  # invalid values raise ValueError below
     except ValueError:
         raise InputError(field, f"must be one of {', '.join(MemoryKind)}, got {value!r}") from None
 
 
 def status(value: object, field: str = "status") -> MemoryStatus:
     try:
-        return MemoryStatus(value)
+        return MemoryStatus(value)  # type: ignore[arg-type]  # invalid values raise ValueError below
     except ValueError:
         raise InputError(
             field, f"must be one of {', '.join(MemoryStatus)}, got {value!r}"
@@ -74,7 +74,7 @@ def status(value: object, field: str = "status") -> MemoryStatus:
 
 def relation(value: object, field: str = "relation") -> Relation:
     try:
-        return Relation(value)
+        return Relation(value)  # type: ignore[arg-type]  # invalid values raise ValueError below
     except ValueError:
         raise InputError(field, f"must be one of {', '.join(Relation)}, got {value!r}") from None
 
@@ -97,6 +97,7 @@ def string_tuple(values: Iterable[object] | None, field: str) -> tuple[str, ...]
     if isinstance(values, str):
         raise InputError(field, "must be a list of strings, not a single string")
     out = tuple(values)
-    if not all(isinstance(v, str) and v for v in out):
+    strings = tuple(v for v in out if isinstance(v, str) and v)
+    if len(strings) != len(out):
         raise InputError(field, "must contain only non-empty strings")
-    return out
+    return strings
