@@ -1,6 +1,8 @@
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_core.errors import InputError
 from memory_core.knowledge.items import Checklist, parse_version
@@ -65,3 +67,19 @@ def test_valid_at_is_half_open() -> None:
     assert item.valid_at(t0)
     assert not item.valid_at(t1)
     assert item.label == "S v1"
+
+
+_parts = st.lists(st.integers(min_value=0, max_value=10_000), min_size=1, max_size=5)
+
+
+def _strip(parts: list[int]) -> tuple[int, ...]:
+    while len(parts) > 1 and parts[-1] == 0:
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+@given(_parts, _parts)
+def test_version_order_is_numeric_tuple_order(a: list[int], b: list[int]) -> None:
+    va, vb = (parse_version(".".join(map(str, p))) for p in (a, b))
+    assert va == _strip(a) and vb == _strip(b)
+    assert (va < vb) == (_strip(a) < _strip(b))

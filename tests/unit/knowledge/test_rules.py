@@ -2,6 +2,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from memory_core.errors import ConfigError
 from memory_core.knowledge.items import ItemDraft, KnowledgeItem, SourceKind
@@ -108,3 +110,9 @@ def test_registry_refuses_duplicates_and_non_callables() -> None:
         registry.register("version_increases", version_increases)
     with pytest.raises(ConfigError):
         registry.register("x", "not a function")  # type: ignore[arg-type]
+
+
+@given(st.floats(allow_nan=True, allow_infinity=True))
+def test_confidence_rule_accepts_exactly_the_unit_interval(value: float) -> None:
+    ok = confidence_in_range(replace(DRAFT, confidence=value), None) == []
+    assert ok == (0.0 <= value <= 1.0)
