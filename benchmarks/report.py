@@ -1,0 +1,295 @@
+"""``BENCHMARKS.md`` and its plots from the results of one run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks.operations import OPS
+
+ANALYSIS = Path(__file__).resolve().parent / "ANALYSIS.md"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str
+    size: int
+    limit: float
+    unit: str
+    measure: Callable[[dict[str, Any]], float | None]
+    at_least: bool = False
+
+
+def _op(size_result: dict[str, Any], op: str, impl: str) -> dict[str, Any] | None:
+    for row in size_result["ops"]:
+        if row["op"] == op and row["impl"] == impl:
+            return row
+    return None
+
+
+def _p99(op: str) -> Callable[[dict[str, Any]], float | None]:
+    def get(result: dict[str, Any]) -> float | None:
+        row = _op(result, op, "engine")
+        return None if row is None else float(row["p99_ms"])
+
+    return get
+
+
+def _speedup(op: str) -> Callable[[dict[str, Any]], float | None]:
+    def get(result: dict[str, Any]) -> float | None:
+        ours, ref = _op(result, op, "engine"), _op(result, op, "reference")
+        if ours is None or ref is None or ours["p50_ms"] <= 0:
+            return None
+        return float(ref["p50_ms"]) / float(ours["p50_ms"])
+
+    return get
+
+
+def _kb_per_memory(result: dict[str, Any]) -> float:
+    return float(result["memory"]["engine"]["rss_per_memory"]) / 1024.0
+
+
+def _recall(kind: str) -> Callable[[dict[str, Any]], float | None]:
+    def get(result: dict[str, Any]) -> float | None:
+        recall = result.get("recall")
+        return None if recall is None else float(recall[f"recall_{kind}"])
+
+    return get
+
+
+TARGETS = (
+    Target("retrieve top-10 p99", 100_000, 2.0, "ms", _p99(OPS[3])),
+    Target("add + auto-link p99", 100_000, 1.0, "ms", _p99(OPS[0])),
+    Target("decay + eviction pass p99", 100_000, 10.0, "ms", _p99(OPS[6])),
+    Target("memory per memory (RSS, all-in)", 100_000, 3.0, "KB", _kb_per_memory),
+    Target("retrieve top-10 p99", 10_000, 1.0, "ms", _p99(OPS[3])),
+    Target("retrieve speed-up vs seed (p50)", 10_000, 10.0, "x", _speedup(OPS[3]), True),
+    Target("add speed-up vs seed (p50)", 10_000, 10.0, "x", _speedup(OPS[0]), True),
+    Target("retrieve speed-up vs seed (p50)", 100_000, 50.0, "x", _speedup(OPS[3]), True),
+    Target("add speed-up vs seed (p50)", 100_000, 50.0, "x", _speedup(OPS[0]), True),
+    Target("HNSW recall@10, near queries", 100_000, 0.95, "", _recall("near"), True),
+    Target("HNSW recall@10, random queries", 100_000, 0.95, "", _recall("random"), True),
+)
+
+
+def _ms(value: float) -> str:
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
+
+
+def _machine(results: dict[str, Any]) -> list[str]:
+    m = results["machine"]
+    return [
+        f"- CPU: {m['cpu']}, {m['cores']} cores; RAM {m['ram_gb']} GB; {m['platform']}",
+        f"- Python {m['python']}, numpy {m['numpy']}, faiss {m['faiss']}, networkx {m['networkx']}",
+        f"- Load average at start {m['load_avg']}, at end {m.get('load_avg_end', '?')}"
+        " (other jobs shared the 2 cores: wall times include waiting for a core;"
+        " the CPU columns are this thread's own CPU time)",
+        f"- Whole run: {results.get('seconds', 0) / 60:.1f} min",
+    ]
+
+
+def _ops_table(size_result: dict[str, Any]) -> list[str]:
+    lines = [
+        "| operation | engine p50 ms | engine p99 ms | engine CPU p50 / p99 ms | n "
+        "| seed p50 ms | seed p99 ms | n | speed-up (p50) | notes (engine; seed) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for op in OPS:
+        ours, ref = _op(size_result, op, "engine"), _op(size_result, op, "reference")
+        if ours is None or ref is None:
+            continue
+        ratio = ref["p50_ms"] / ours["p50_ms"] if ours["p50_ms"] > 0 else float("nan")
+        lines.append(
+            f"| {op} | {_ms(ours['p50_ms'])} | {_ms(ours['p99_ms'])} "
+            f"| {_ms(ours['cpu_p50_ms'])} / {_ms(ours['cpu_p99_ms'])} | {ours['n']} "
+            f"| {_ms(ref['p50_ms'])} | {_ms(ref['p99_ms'])} | {ref['n']} | {ratio:.1f}x "
+            f"| {ours['note']}; {ref['note']} |"
+        )
+    return lines
+
+
+def _memory_table(sizes: list[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| memories | engine RSS B/memory | engine tracemalloc B/memory | seed RSS B/memory "
+        "| seed tracemalloc B/memory | engine / seed (RSS) | engine build (memories/s) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in sizes:
+        eng, ref = r["memory"]["engine"], r["memory"]["reference"]
+        lines.append(
+            f"| {r['size']:,} | {eng['rss_per_memory']:,.0f} "
+            f"| {eng.get('traced_per_memory', float('nan')):,.0f} | {ref['rss_per_memory']:,.0f} "
+            f"| {ref.get('traced_per_memory', float('nan')):,.0f} "
+            f"| {eng['rss_per_memory'] / max(ref['rss_per_memory'], 1):.2f} "
+            f"| {r['build']['engine']['per_s']:,.0f} |"
+        )
+    return lines
+
+
+def _targets_table(sizes: list[dict[str, Any]]) -> list[str]:
+    by_size = {r["size"]: r for r in sizes}
+    lines = ["| target | at | limit | measured | verdict |", "|---|---:|---:|---:|---|"]
+    for t in TARGETS:
+        result = by_size.get(t.size)
+        value = None if result is None else t.measure(result)
+        if value is None:
+            verdict, shown = "not measured in this run", "-"
+        else:
+            met = value >= t.limit if t.at_least else value <= t.limit
+            gap = value / t.limit if not t.at_least else t.limit / max(value, 1e-9)
+            verdict = "met" if met else f"missed ({gap:.1f}x off)"
+            shown = f"{value:.3f} {t.unit}" if t.unit != "x" else f"{value:.0f}x"
+        sign = ">=" if t.at_least else "<="
+        lines.append(
+            f"| {t.name} | {t.size:,} | {sign} {t.limit:g} {t.unit} | {shown} | {verdict} |"
+        )
+    return lines
+
+
+def _recall_lines(sizes: list[dict[str, Any]]) -> list[str]:
+    lines = []
+    for r in sizes:
+        rec = r.get("recall")
+        if not rec:
+            continue
+        lines.append(
+            f"- {rec['size']:,} random vectors, index `{rec['index']}` ({rec['params']}),"
+            f" built in {rec['build_s']:.0f} s: recall@10 **{rec['recall_near']:.3f}** for"
+            f" queries near a stored memory, **{rec['recall_random']:.3f}** for uniformly random"
+            f" queries; raw index search p50 / p99"
+            f" {_ms(rec['search_near']['p50_ms'])} / {_ms(rec['search_near']['p99_ms'])} ms."
+        )
+    return lines or ["- No size above the HNSW threshold in this run: every index was exact."]
+
+
+def _embedding_lines(emb: dict[str, Any]) -> list[str]:
+    lines = [
+        f"Model `{emb['model']}`: **{emb['batched_texts_per_s']:.0f} texts/s**"
+        f" batched ({emb['batch']} texts per call); through the cache, repeated texts:"
+        f" {emb['cached_batch_texts_per_s']:,.0f} texts/s.",
+        "",
+        "| single text | p50 ms | p99 ms | n |",
+        "|---|---:|---:|---:|",
+    ]
+    for row in emb["latency"]:
+        lines.append(f"| {row['op']} | {_ms(row['p50_ms'])} | {_ms(row['p99_ms'])} | {row['n']} |")
+    return lines
+
+
+def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list[str]:
+    import plotly.graph_objects as go
+
+    latency = go.Figure()
+    xs = [r["size"] for r in sizes]
+    for op in OPS:
+        for impl, dash in (("engine", "solid"), ("reference", "dash")):
+            ys = [(_op(r, op, impl) or {}).get("p50_ms") for r in sizes]
+            name = f"{op} ({'engine' if impl == 'engine' else 'seed'})"
+            latency.add_trace(go.Scatter(x=xs, y=ys, name=name, line={"dash": dash}))
+    latency.update_layout(
+        title="p50 latency per operation (log-log)",
+        xaxis={"type": "log", "title": "memories"},
+        yaxis={"type": "log", "title": "ms"},
+        width=1000,
+        height=600,
+    )
+    memory = go.Figure()
+    for impl in ("engine", "reference"):
+        memory.add_trace(
+            go.Bar(
+                x=[f"{x:,}" for x in xs],
+                y=[r["memory"][impl]["rss_per_memory"] for r in sizes],
+                name="engine" if impl == "engine" else "seed",
+            )
+        )
+    memory.update_layout(
+        title="resident memory per memory (bytes)", barmode="group", width=800, height=450
+    )
+    links = []
+    for name, fig in (("latency", latency), ("memory", memory)):
+        try:
+            path = out_dir / f"{name}.png"
+            fig.write_image(str(path))
+        except Exception:  # kaleido needs a Chrome; fall back to a standalone page
+            path = out_dir / f"{name}.html"
+            fig.write_html(str(path), include_plotlyjs="cdn")
+        rel = os.path.relpath(path, report_dir)
+        links.append(f"![{name}]({rel})" if path.suffix == ".png" else f"[{name} plot]({rel})")
+    return links
+
+
+def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
+    sizes = results["sizes"]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Generated by `make bench` (`python -m benchmarks.run`); raw numbers in"
+        f" `{os.path.relpath(out_dir / 'results.json', path.parent)}`."
+        + (" **Smoke run: too few samples to mean anything.**" if results["smoke"] else ""),
+        "",
+        "## Machine",
+        "",
+        *_machine(results),
+        "",
+        "## Targets",
+        "",
+        *_targets_table(sizes),
+        "",
+        "## Method",
+        "",
+        "- Same data for both: template-generated memory texts with random 384-d unit vectors"
+        " (no clusters), one main session plus small sessions for the purge test, created over"
+        " 24 h of manual-clock time. Queries are held-out texts and vectors; the query's own"
+        " embedding is excluded (`query_embedding=` / `embedding=` passed).",
+        "- Engine: `ElasticMemoryAtlas` with the shipped defaults, `max_nodes = size + 1`,"
+        " automatic decay off (`decay_interval_seconds=0`) so decay is timed alone; retrieve is"
+        " the full hybrid path (FAISS + BM25 + graph expansion + weights, hits reinforced).",
+        "- Seed reference (`benchmarks/seed_reference.py`): the first seed's section 3 algorithm"
+        " (networkx graph, Python loops over all nodes, cosine per pair, linear cumulative"
+        " decay, threshold eviction). It is loaded in bulk; its per-call cost is O(size), so it"
+        " gets fewer samples at large sizes (n column).",
+        "- 'add + auto-link': each new memory is deleted again untimed, so the size stays put."
+        " 'add at capacity': each add evicts one memory (the seed only scans for weights < 0.15"
+        " and so grows past its cap). 'decay + eviction pass': the clock moves 15 min between"
+        " passes; the seed's cumulative decay evicts most memories in one pass, so they are put"
+        " back untimed after each pass.",
+        "- Memory: resident-set growth while building, measured in a fresh process per size"
+        " (includes FAISS's C++ heap), and tracemalloc (Python heap incl. numpy, not FAISS).",
+        "",
+    ]
+    for r in sizes:
+        lines += [f"## {r['size']:,} memories ({r['dataset']} vectors)", "", *_ops_table(r), ""]
+    lines += ["## Memory per memory", "", *_memory_table(sizes), ""]
+    lines += ["## Approximate index quality", "", *_recall_lines(sizes), ""]
+    if "embedding" in results:
+        lines += ["## Embedding", "", *_embedding_lines(results["embedding"]), ""]
+    if "replay" in results:
+        rp = results["replay"]
+        lines += [
+            "## Harness replay",
+            "",
+            f"`{rp['conversation']}` ({rp['turns']} turns in {rp['sessions']} sessions, shipped"
+            f" defaults, embeddings cached via `{rp['embedder']}`): **{rp['seconds_p50']:.2f} s**"
+            f" per replay (p50 of {rp['repeats']}), {rp['turns_per_s']:,.0f} turns/s. Each turn"
+            " is one retrieve plus one add, plus per-turn trajectory sampling of the key facts.",
+            "",
+        ]
+    if "real" in results:
+        real = results["real"]
+        lines += [
+            f"## Real MiniLM vectors, {real['size']:,} memories",
+            "",
+            "Same scenario, vectors from the model (clustered, so auto-links and merges happen).",
+            "",
+            *_ops_table(real),
+            "",
+        ]
+    lines += ["## Plots", "", *_plots(sizes, out_dir, path.parent), ""]
+    if ANALYSIS.exists() and not results["smoke"]:
+        lines += [ANALYSIS.read_text(encoding="utf-8").strip(), ""]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path

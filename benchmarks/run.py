@@ -1,0 +1,99 @@
+"""``python -m benchmarks.run --sizes 1000 10000 100000 [--smoke]``: measure, then report.
+
+Each size runs in a fresh interpreter (``benchmarks.worker``) so resident memory is
+attributable; embedding, harness replay and the real-MiniLM run follow in this process.
+Results land in ``<out-dir>/results.json`` and the report in ``BENCHMARKS.md`` (the smoke
+run writes both under ``benchmarks/results/smoke/`` and skips the model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import report
+from benchmarks.measure import machine
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+REAL_SIZE = 1_000
+
+
+def _worker(size: int, out: Path, smoke: bool) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "benchmarks.worker", str(size), str(out)]
+    if smoke:
+        cmd.append("--smoke")
+    subprocess.run(cmd, cwd=ROOT, check=True)
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
+    """Embedding costs, harness replay and the side-by-side run on real MiniLM vectors."""
+    from benchmarks.datasets import minilm_dataset
+    from benchmarks.embedding_bench import embedding_costs
+    from benchmarks.operations import Plan
+    from benchmarks.replay_bench import SHORT_CONVERSATION, replay_costs
+    from benchmarks.worker import N_QUERIES, measure_size
+    from memory_core.embedding.cache import CachedEmbedder
+    from memory_core.embedding.hashing import HashingEmbedder
+    from memory_core.harness.replay import harness_embedder
+
+    if smoke:
+        fake = HashingEmbedder()
+        return {
+            "embedding": embedding_costs(fake, batch=32, singles=5),
+            "replay": replay_costs(CachedEmbedder(fake), repeats=1, path=SHORT_CONVERSATION),
+        }
+    from memory_core.embedding.minilm import MiniLMEmbedder
+
+    out: dict[str, Any] = {}
+    log("embedding: MiniLM throughput and cache")
+    out["embedding"] = embedding_costs(MiniLMEmbedder())
+    cached = harness_embedder("minilm")
+    log("harness: replaying the 730-turn sample conversation")
+    out["replay"] = replay_costs(cached)
+    log(f"side by side on real MiniLM vectors at {REAL_SIZE}")
+    plan = Plan.for_size(REAL_SIZE)
+    data = minilm_dataset(REAL_SIZE + plan.extra, N_QUERIES, cached)
+    out["real"] = measure_size(REAL_SIZE, smoke=False, data=data, trace=False)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--smoke", action="store_true", help="few samples, no model")
+    parser.add_argument("--out-dir", type=Path, default=None)
+    parser.add_argument("--report", type=Path, default=None, help="where BENCHMARKS.md goes")
+    args = parser.parse_args(argv)
+    out_dir = args.out_dir or (RESULTS / "smoke" if args.smoke else RESULTS)
+    report_path = args.report or (
+        out_dir / "BENCHMARKS.md" if args.smoke else ROOT / "BENCHMARKS.md"
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+
+    def log(message: str) -> None:
+        print(f"[bench {time.perf_counter() - started:6.0f}s] {message}", flush=True)
+
+    results: dict[str, Any] = {"machine": machine(), "smoke": args.smoke, "sizes": []}
+    for size in args.sizes:
+        log(f"size {size}: engine and seed reference")
+        results["sizes"].append(_worker(size, out_dir / f"size-{size}.json", args.smoke))
+    results.update(_model_sections(args.smoke, log))
+    results["machine"]["load_avg_end"] = machine()["load_avg"]
+    results["seconds"] = time.perf_counter() - started
+    (out_dir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    report.write(results, report_path, out_dir)
+    log(f"wrote {report_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

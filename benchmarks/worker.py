@@ -1,0 +1,68 @@
+"""One size, one fresh process: footprint, side-by-side timings, index recall.
+
+Run in its own interpreter (``python -m benchmarks.worker SIZE OUT.json``) so that the
+resident-set growth it reports belongs to that size's stores alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.datasets import Dataset, random_dataset
+from benchmarks.measure import rss_bytes, traced_bytes
+from benchmarks.operations import Plan, build, run, timed_build
+from benchmarks.recall import recall_at_k
+from memory_core import AtlasConfig
+
+N_QUERIES = 200
+IMPLS = ("engine", "reference")
+
+
+def measure_size(
+    size: int, *, smoke: bool, data: Dataset | None = None, trace: bool = True
+) -> dict[str, Any]:
+    plan = Plan.for_size(size, smoke=smoke)
+    data = data or random_dataset(size + plan.extra, N_QUERIES)
+    out: dict[str, Any] = {"size": size, "dataset": data.name, "build": {}, "memory": {}}
+    stores = {}
+    for impl in IMPLS:
+        before = rss_bytes()
+        store, clock, build_s = timed_build(data, plan, impl)
+        grown = rss_bytes() - before
+        stores[impl] = (store, clock)
+        out["build"][impl] = {"seconds": build_s, "per_s": size / build_s}
+        out["memory"][impl] = {"rss_per_memory": grown / size}
+    samples = []
+    for impl in IMPLS:
+        store, clock = stores.pop(impl)
+        samples += [s.summary() for s in run(store, clock, data, plan, impl)]
+        del store
+        gc.collect()
+    out["ops"] = samples
+    if trace:
+        for impl in IMPLS:
+            _, traced = traced_bytes(lambda impl=impl: build(data, plan, impl))
+            out["memory"][impl]["traced_per_memory"] = traced / size
+            gc.collect()
+    if size > AtlasConfig().hnsw_threshold:
+        out["recall"] = recall_at_k(data.vectors[:size], N_QUERIES)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.worker")
+    parser.add_argument("size", type=int)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args(argv)
+    result = measure_size(args.size, smoke=args.smoke)
+    args.out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
