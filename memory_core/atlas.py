@@ -406,6 +406,34 @@ class ElasticMemoryAtlas:
                 "created_at": session.created_at,
             }
 
+    def similar(
+        self, node_id: str, k: int = 10, *, cross_session: bool = False
+    ) -> list[tuple[MemoryNode, float]]:
+        """The ``k`` active memories nearest to a stored one, with their cosine.
+
+        Read-only (nothing is reinforced, no decay runs): conflict scans use it to find
+        what a memory might contradict. Scoped to its own session unless ``cross_session``.
+        """
+        k = check.positive_int(k, "k")
+        with self._lock:
+            slot = self._slot(node_id)
+            table, now = self._s.table, self.clock.now()
+            own = self._session(self._s.session_of(slot))
+            vector = own.vectors.reconstruct(np.array([slot]))[0]
+            scope = list(self._s.sessions.values()) if cross_session else [own]
+            parts = [s.vectors.search(vector, 2 * k + 1) for s in scope]  # room for inactive
+            sims = np.concatenate([p[0] for p in parts])
+            slots = np.concatenate([p[1] for p in parts])
+            keep = (
+                (slots != slot)
+                & table.alive[slots]
+                & (table.status[slots] == ACTIVE_CODE)
+                & (table.expires[slots] > now)
+            )
+            slots, sims = slots[keep], sims[keep]
+            order = np.lexsort((slots, -sims))[:k]
+            return [(self._snapshot(int(slots[i])), float(sims[i])) for i in order]
+
     def embedding_of(self, node_id: str) -> np.ndarray:
         with self._lock:
             slot = self._slot(node_id)

@@ -1,0 +1,140 @@
+"""Which stored memories a statement contradicts: vector candidates, then a judge.
+
+Candidates come from the atlas's own retrieval (read-only, ``reinforce=False``) within
+one scope: the writing session, or everything of the same user (all sessions, narrowed
+to the write's ``user_id`` metadata when it has one). Only candidates at least
+``min_similarity`` close by cosine are judged, so a judge (possibly an LLM) sees a
+handful of pairs per write, not the atlas. Pairs a reviewer declared compatible are
+skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.conflicts.items import pair_key
+from memory_core.conflicts.judge import ContradictionJudge, Verdict
+from memory_core.errors import ConfigError
+from memory_core.model import MemoryNode
+
+Scope = Literal["session", "user"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+USER_KEY = "user_id"
+"""Metadata key naming the user a memory belongs to (narrows the ``user`` scope)."""
+
+AllowList = Callable[[str], bool]
+"""Answers whether a pair key (see ``items.pair_key``) was declared not a conflict."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DetectorConfig:
+    """How many candidates to judge and how close they must be.
+
+    Attributes:
+        candidates: retrieved memories considered per statement.
+        min_similarity: cosine below which a candidate is not judged (different topic).
+        scope: ``session`` compares within the writing session only; ``user`` across all
+            sessions of the atlas (of the same ``user_id`` when the write names one).
+    """
+
+    candidates: int = 8
+    min_similarity: float = 0.3
+    scope: Scope = "user"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.candidates, bool) or not isinstance(self.candidates, int):
+            raise ConfigError("candidates", self.candidates, "an integer in [1, 100]")
+        if not 1 <= self.candidates <= 100:
+            raise ConfigError("candidates", self.candidates, "an integer in [1, 100]")
+        if not isinstance(self.min_similarity, (int, float)) or not (
+            -1.0 <= self.min_similarity <= 1.0
+        ):
+            raise ConfigError("min_similarity", self.min_similarity, "a number in [-1, 1]")
+        if self.scope not in SCOPES:
+            raise ConfigError("scope", self.scope, f"one of {', '.join(SCOPES)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A stored memory the statement contradicts, by the judge's verdict."""
+
+    existing: MemoryNode
+    similarity: float
+    verdict: Verdict
+
+
+class ConflictDetector:
+    """Finds contradictions between a statement (or a stored memory) and the atlas."""
+
+    __slots__ = ("_allowed", "_atlas", "_judge", "config")
+
+    def __init__(
+        self,
+        atlas: ElasticMemoryAtlas,
+        judge: ContradictionJudge,
+        config: DetectorConfig | None = None,
+        *,
+        allowed: AllowList | None = None,
+    ) -> None:
+        self._atlas = atlas
+        self._judge = judge
+        self._allowed = allowed
+        self.config = config or DetectorConfig()
+
+    @property
+    def judge(self) -> ContradictionJudge:
+        return self._judge
+
+    def check(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        embedding: np.ndarray | Sequence[float] | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> list[Conflict]:
+        """Contradictions of ``text`` (not yet stored, or stored as one of ``exclude``)."""
+        if len(self._atlas) == 0:
+            return []
+        cross = self.config.scope == "user"
+        user = (metadata or {}).get(USER_KEY) if cross else None
+        hits = self._atlas.retrieve(
+            text,
+            top_k=self.config.candidates + len(exclude),
+            session_id=session_id,
+            cross_session=cross,
+            metadata={USER_KEY: user} if user is not None else None,
+            reinforce=False,
+            query_embedding=embedding,
+        )
+        pairs = [(h.node, h.breakdown.dense) for h in hits if h.node.id not in exclude]
+        return self._judged(text, pairs[: self.config.candidates])
+
+    def scan(self, node_id: str) -> list[Conflict]:
+        """Contradictions between a stored memory and its nearest neighbours in scope."""
+        node = self._atlas.get(node_id)
+        near = self._atlas.similar(
+            node_id, self.config.candidates, cross_session=self.config.scope == "user"
+        )
+        user = node.metadata.get(USER_KEY)
+        if user is not None:
+            near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) in (None, user)]
+        return self._judged(node.content, near)
+
+    def _judged(self, text: str, candidates: list[tuple[MemoryNode, float]]) -> list[Conflict]:
+        found = []
+        for node, similarity in candidates:
+            if similarity < self.config.min_similarity:
+                continue
+            if self._allowed is not None and self._allowed(pair_key(node.content, text)):
+                continue
+            verdict = self._judge.judge(node.content, text, similarity)
+            if verdict.is_contradiction:
+                found.append(Conflict(node, float(similarity), verdict))
+        return found
