@@ -1,6 +1,7 @@
 """The memory-aware agent loop (first seed, section 4):
 
-    retrieve (the input is an access) -> format context within a token budget -> act (LLM)
+    retrieve (the input is an access; optionally falling back to verified knowledge)
+    -> format context within a token budget -> act (LLM)
     -> decide what is worth remembering -> store with links to what was retrieved
     -> at session end: the atlas's end-of-session policy (summary, fade or purge).
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from memory_core.agent.remember import REMEMBER_POLICIES, RememberPolicy
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError
 from memory_core.model import MemoryNode, RetrievalHit
+
+if TYPE_CHECKING:
+    from memory_core.agent.knowledge_fallback import KnowledgeFallback
+    from memory_core.knowledge.retrieval import KnowledgeHit
 
 SYSTEM_PROMPT = "You are a helpful assistant. Relevant memories of earlier turns:\n{context}"
 
@@ -37,6 +42,7 @@ class AgentStep:
     stored: MemoryNode | None
     stored_response: MemoryNode | None = None
     context_tokens: int = 0
+    knowledge: list[KnowledgeHit] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -69,9 +75,11 @@ class MemoryAgent:
         session_id: str,
         llm: LLMClient | None = None,
         settings: AgentSettings | None = None,
+        knowledge: KnowledgeFallback | None = None,
     ) -> None:
         self.atlas = atlas
         self.session_id = session_id
+        self.knowledge = knowledge
         self.llm: LLMClient = llm or RuleBasedResponder()
         self.settings = settings or AgentSettings()
         remember = self.settings.remember
@@ -91,8 +99,8 @@ class MemoryAgent:
             query_embedding=query_embedding,
         )
 
-    def format_context(self, hits: Sequence[RetrievalHit]) -> str:
-        chosen = within_budget(hits, self.settings.token_budget)
+    def format_context(self, hits: Sequence[RetrievalHit], budget: int | None = None) -> str:
+        chosen = within_budget(hits, self.settings.token_budget if budget is None else budget)
         return FORMATS[self.settings.context_format](chosen)
 
     def observe(
@@ -115,15 +123,25 @@ class MemoryAgent:
         provenance: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
     ) -> AgentStep:
-        """One full turn: recall, build context, ask the LLM, remember."""
+        """One full turn: recall (falling back to knowledge), build context, ask, remember."""
         hits = self.recall(user_input)
-        context = self.format_context(hits)
+        budget = self.settings.token_budget
+        knowledge, known = (
+            self.knowledge.prepare(user_input, hits, self.settings.top_k, budget)
+            if self.knowledge is not None
+            else ([], "")
+        )
+        memories = self.format_context(hits, budget - estimate_tokens(known) if known else budget)
+        context = "\n".join(part for part in (memories, known) if part)
         messages = [
             ChatMessage("system", SYSTEM_PROMPT.format(context=context)),
             ChatMessage("user", user_input),
         ]
         response = self.llm.complete(messages)
         stored = self._store(user_input, hits, provenance, metadata, None)
+        if self.knowledge is not None and knowledge:
+            cited_by = stored.id if stored is not None else self.session_id
+            self.knowledge.cite(knowledge, cited_by_id=cited_by, session_id=self.session_id)
         stored_response = None
         if self.settings.remember_responses and response.strip():
             stored_response = self._store(
@@ -134,7 +152,14 @@ class MemoryAgent:
                 None,
             )
         return AgentStep(
-            user_input, hits, context, response, stored, stored_response, estimate_tokens(context)
+            user_input,
+            hits,
+            context,
+            response,
+            stored,
+            stored_response,
+            estimate_tokens(context),
+            knowledge,
         )
 
     def end_session(self, mode: str | None = None) -> int:
