@@ -112,3 +112,31 @@ def test_search_many_marks_missing_with_minus_one() -> None:
     _, ids = index.search_many(unit_rows(3, seed=4), 4)
     assert ids.shape == (3, 2)
     assert set(ids.ravel().tolist()) <= {7, 8}
+
+
+@pytest.mark.parametrize("threshold", [20_000, 5])
+def test_an_id_removed_then_added_again_is_the_new_vector(threshold: int) -> None:
+    """The atlas reuses slots: HNSW keeps a tombstoned vector that must not shadow the new one."""
+    vectors = unit_rows(12)
+    index = VectorIndex(DIM, hnsw_threshold=threshold, m=8)
+    index.add(np.arange(10), vectors[:10])
+    index.remove(np.array([3]))
+    index.add(np.array([3]), vectors[[11]])
+    assert len(index) == 10
+    assert sorted(index.ids().tolist()) == list(range(10))
+    sims, ids = index.search(vectors[11], 1)
+    assert ids[0] == 3
+    assert sims[0] == pytest.approx(1.0, abs=1e-4)
+    _, ids = index.search(vectors[3], 10)
+    assert ids.tolist().count(3) == 1
+    np.testing.assert_allclose(index.reconstruct(np.array([3])), vectors[[11]], rtol=1e-6)
+
+
+def test_adding_a_live_id_twice_is_refused() -> None:
+    index = VectorIndex(DIM)
+    index.add(np.array([1]), unit_rows(1))
+    with pytest.raises(IndexError_, match="already holds"):
+        index.add(np.array([1]), unit_rows(1, seed=2))
+    with pytest.raises(IndexError_):
+        index.add(np.array([2, 2]), unit_rows(2))
+    assert len(index) == 1

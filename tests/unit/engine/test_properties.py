@@ -70,6 +70,7 @@ configs = st.fixed_dictionaries(
         "working_memory_size": st.integers(0, 3),
         "merge_threshold": st.sampled_from((0.9, 0.97)),
         "link_threshold": st.sampled_from((0.3, 0.6)),
+        "hnsw_threshold": st.sampled_from((20_000, 4)),
     }
 )
 
