@@ -645,10 +645,9 @@ class ElasticMemoryAtlas:
         cfg = self.config
         text = check.content(content, cfg.max_content_chars, field)
         meta = check.metadata(metadata)
-        imp = (
-            self._importance(text, meta)
-            if importance is None
-            else check.unit_interval(importance, "importance")
+        # a pluggable estimator is checked like a caller's value: NaN would poison every weight
+        imp = check.unit_interval(
+            self._importance(text, meta) if importance is None else importance, "importance"
         )
         ttl = (
             cfg.default_ttl_hours
