@@ -113,12 +113,13 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
     if len(slots) == 0:
         return 0
     table = state.table
-    by_session: dict[int, list[int]] = {}
-    for slot in slots.tolist():
-        by_session.setdefault(int(table.session[slot]), []).append(slot)
-    for code, members in by_session.items():
+    codes = table.session[slots]
+    _, first = np.unique(codes, return_index=True)
+    for code in codes[np.sort(first)].tolist():  # sessions in order of first appearance
+        members = slots[codes == code].tolist()
         session = state.sessions[str(state.session_names[code])]
         session.vectors.remove(np.array(members, dtype=np.int64))
+        session.lexical.remove_many(members)
         for slot in members:
             if state.bus.active:
                 state.bus.publish(
@@ -136,7 +137,6 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
                         metadata=dict(table.metadata[slot] or {}),
                     )
                 )
-            session.lexical.remove(slot)
             state.edges.remove_node(slot)
             table.release(slot)
     state.counters[f"evicted:{reason.value}"] += len(slots)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -128,13 +129,14 @@ class _Postings:
         self.tf[self.n] = tf
         self.n += 1
 
-    def remove(self, slot: int) -> None:
-        hits = np.flatnonzero(self.slots[: self.n] == slot)
-        for pos in hits[::-1]:
-            last = self.n - 1
-            self.slots[pos] = self.slots[last]
-            self.tf[pos] = self.tf[last]
-            self.n = last
+    def remove(self, doomed: np.ndarray) -> None:
+        """Drop the postings of slots marked in the boolean ``doomed`` (by slot), in one pass."""
+        keep = ~doomed[self.slots[: self.n]]
+        kept = int(keep.sum())
+        if kept < self.n:
+            self.slots[:kept] = self.slots[: self.n][keep]
+            self.tf[:kept] = self.tf[: self.n][keep]
+            self.n = kept
 
 
 class LexicalIndex:
@@ -170,15 +172,24 @@ class LexicalIndex:
         self._total_len += len(tokens)
 
     def remove(self, slot: int) -> None:
-        terms = self._doc_terms.pop(slot, None)
-        if terms is None:
-            return
+        self.remove_many([slot])
+
+    def remove_many(self, slots: Iterable[int]) -> None:
+        """Forget documents; each affected term's postings are filtered once."""
+        doomed = np.zeros(len(self._doc_len), dtype=bool)
+        terms: set[str] = set()
+        for slot in slots:
+            doc_terms = self._doc_terms.pop(slot, None)
+            if doc_terms is None:
+                continue
+            self._total_len -= int(self._doc_len[slot])
+            doomed[slot] = True
+            terms.update(doc_terms)
         for term in terms:
             postings = self._postings[term]
-            postings.remove(slot)
+            postings.remove(doomed)
             if postings.n == 0:
                 del self._postings[term]
-        self._total_len -= int(self._doc_len[slot])
 
     def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, slots) by BM25, best first."""
