@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -40,7 +41,8 @@ def unit_interval(value: object, field: str) -> float:
 
 
 def finite(value: object, field: str, *, low: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    # numbers.Real also admits numpy scalars, which agents computing scores pass around
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(field, f"must be a number, got {value!r}")
     number = float(value)
     if not math.isfinite(number):
@@ -51,9 +53,10 @@ def finite(value: object, field: str, *, low: float | None = None) -> float:
 
 
 def positive_int(value: object, field: str, *, high: int = 10_000) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+    number = int(value) if isinstance(value, numbers.Integral) else None
+    if isinstance(value, bool) or number is None or not 1 <= number <= high:
         raise InputError(field, f"must be an integer in [1, {high}], got {value!r}")
-    return value
+    return number
 
 
 def kind(value: object, field: str = "kind") -> MemoryKind:
