@@ -440,3 +440,31 @@ def test_concurrent_writers_and_readers_keep_invariants(make_atlas: AtlasFactory
     stats = atlas.stats()
     assert stats["added"] + stats["merged"] == 120
     invariants(atlas)
+
+
+def test_numpy_scalars_are_numbers(make_atlas: AtlasFactory) -> None:
+    atlas, clock = make_atlas()
+    node = atlas.add(
+        "scored by numpy",
+        session_id="s",
+        confidence=np.float32(0.5),
+        importance=np.float64(0.25),
+        ttl_hours=np.int64(2),
+    )
+    assert node.confidence == 0.5
+    assert node.expires_at == clock.now() + 7200.0
+    assert len(atlas.retrieve("numpy", top_k=np.int64(2), session_id="s")) == 1
+    with pytest.raises(InputError, match="confidence"):
+        atlas.add("nan from numpy", session_id="s", confidence=np.float32("nan"))
+
+
+@pytest.mark.parametrize("bad", [5.0, math.nan, -0.5])
+def test_a_misbehaving_importance_estimator_is_refused(
+    make_atlas: AtlasFactory, bad: float
+) -> None:
+    atlas, _ = make_atlas(importance=lambda text, meta: bad)
+    with pytest.raises(InputError) as info:
+        atlas.add("anything", session_id="s")
+    assert info.value.field == "importance"
+    assert len(atlas) == 0
+    assert atlas.add("explicit wins", session_id="s", importance=0.5).importance == 0.5
