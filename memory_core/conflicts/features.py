@@ -30,6 +30,9 @@ _CONTRACTIONS: dict[str, tuple[str, ...]] = {
     "let's": ("let", "us"),
 }
 _MAX_PHRASE = 3
+# Sentence ends, semicolons, commas and a few conjunctions that start a new claim.
+# Punctuation must be followed by space or the end, so "6.5 bar" and "$8,000" stay whole.
+_CLAUSE_BREAK = re.compile(r"[.!?;:]+(?=\s|$)|,(?=\s)|\s(?:but|so|and then)\s", re.IGNORECASE)
 _FILLERS = lx.STOPWORDS - {"over", "to", "than"}
 
 
@@ -42,6 +45,8 @@ class Token:
     start: int
     end: int
     capitalised: bool
+    initial: bool = False
+    """First word of a sentence or clause (after ". ", ", ", "; ", ...)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,10 @@ class Features:
     """Product of the signs of sentiment cues; 0 when the text expresses none."""
     preference: tuple[str, str] | None = None
     """``(preferred, rejected)`` for "prefer X over Y"."""
+    negated_keys: frozenset[str] = field(default=frozenset())
+    """Stems and value texts within reach of a negation: what is actually negated."""
+    corrected_keys: frozenset[str] = field(default=frozenset())
+    """Stems and value texts right after a correction cue ("instead of emailing")."""
     roles: frozenset[str] = field(default=frozenset())
 
     def has(self, role: str) -> bool:
@@ -133,6 +142,7 @@ def _phrase_roles() -> dict[tuple[str, ...], tuple[frozenset[str], int]]:
             roles.add(role)
             table[phrase] = (roles, polarity or old)
 
+    add(lx.IDIOMS, "idiom")
     add(lx.NEGATIONS, "negation")
     add(lx.CESSATIONS, "negation")
     add(lx.CESSATIONS, "correction")
@@ -160,6 +170,7 @@ def _tokenise(text: str) -> list[Token]:
         lower = raw.lower()
         before = text[: match.start()].rstrip()
         initial = not before or before[-1] in ".!?:;"
+        opens_clause = initial or before[-1] == ","
         capitalised = raw[0].isupper() and not initial and lower != "i"
         if lower in _CONTRACTIONS:
             parts: tuple[str, ...] = _CONTRACTIONS[lower]
@@ -172,7 +183,8 @@ def _tokenise(text: str) -> list[Token]:
             parts = (lower,)
         for part in parts:
             norm = lx.SYNONYMS.get(part, part)
-            tokens.append(Token(norm, stem(norm), match.start(), match.end(), capitalised))
+            token = Token(norm, stem(norm), match.start(), match.end(), capitalised, opens_clause)
+            tokens.append(token)
     return tokens
 
 
@@ -183,6 +195,8 @@ def _match_cues(tokens: list[Token]) -> list[Cue]:
         for size in range(min(_MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tuple(t.norm for t in tokens[i : i + size])
             found = _PHRASES.get(phrase)
+            if found is not None and phrase[0] in lx.CLAUSE_INITIAL and not tokens[i].initial:
+                found = None  # "it might actually work" corrects nothing
             if found is not None:
                 roles, polarity = found
                 text = " ".join(phrase)
@@ -272,6 +286,20 @@ def _preference(tokens: list[Token], cues: list[Cue]) -> tuple[str, str] | None:
     return None
 
 
+def clauses(text: str) -> list[tuple[int, str]]:
+    """``(offset, clause)`` pieces of ``text``, so long memories are compared claim by claim."""
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    for match in [*_CLAUSE_BREAK.finditer(text), None]:
+        end = match.start() if match else len(text)
+        piece = text[start:end]
+        if piece.strip():
+            pieces.append((start + len(piece) - len(piece.lstrip()), piece.strip()))
+        if match:
+            start = match.end()
+    return pieces
+
+
 @lru_cache(maxsize=4096)
 def extract(text: str) -> Features:
     """Features of ``text``; cached because candidate pairs repeat texts a lot."""
@@ -290,6 +318,8 @@ def extract(text: str) -> Features:
     # The first sentiment cue carries the stance; later ones usually just elaborate it.
     sentiment = next((c.polarity for c in cues if "sentiment" in c.roles), 0)
     roles = frozenset(r for c in cues for r in c.roles)
+    negated_keys = _scope(tokens, cues, covered, values, "negation")
+    corrected_keys = _scope(tokens, cues, covered, values, "correction")
     return Features(
         text=text,
         tokens=tuple(tokens),
@@ -302,4 +332,33 @@ def extract(text: str) -> Features:
         sentiment=sentiment,
         preference=_preference(tokens, cues),
         roles=roles,
+        negated_keys=negated_keys,
+        corrected_keys=corrected_keys,
     )
+
+
+_SCOPE_AFTER = 3
+_SCOPE_BEFORE = 2
+
+
+def _scope(
+    tokens: list[Token], cues: list[Cue], covered: set[int], values: list[Value], role: str
+) -> frozenset[str]:
+    """Keys of the few content words after each cue of ``role`` (before it, for state cues).
+
+    "as long as there are no lyrics" negates lyrics, not "long"; the rules use this to
+    ignore a negation or correction about something the other text does not mention.
+    """
+    content = [k for k, t in enumerate(tokens) if k not in covered and t.norm not in lx.STOPWORDS]
+    keys: set[str] = set()
+    for cue in cues:
+        if role not in cue.roles:
+            continue
+        after = [k for k in content if k > cue.last][:_SCOPE_AFTER]
+        before = [k for k in content if k < cue.first][-_SCOPE_BEFORE:]
+        reach = after + (before if cue.text in lx.STATE_NEGATIONS else [])
+        for k in reach:
+            tok = tokens[k]
+            keys.add(tok.key)
+            keys.update(v.text for v in values if v.start <= tok.start < v.end)
+    return frozenset(keys)

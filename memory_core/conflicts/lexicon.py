@@ -25,6 +25,7 @@ STOPWORDS: frozenset[str] = _words("""
     please make let get got gets give given me s d ll ve re m t
     next last this tomorrow today tonight yesterday usually often always sometimes
     one's via around about like
+    probably maybe perhaps honestly finally definitely literally basically quite pretty
     """)
 """Function words ignored when comparing topics. "like" is handled as sentiment first."""
 
@@ -35,6 +36,11 @@ NEGATIONS: frozenset[tuple[str, ...]] = frozenset(
         ("no",),
         ("none",),
         ("nothing",),
+        ("out", "of", "service"),
+        ("out", "of", "order"),
+        ("offline",),
+        ("finished",),
+        ("leaving",),
         ("nobody",),
         ("nowhere",),
         ("neither",),
@@ -42,6 +48,27 @@ NEGATIONS: frozenset[tuple[str, ...]] = frozenset(
         ("without",),
     }
 )
+
+STATE_NEGATIONS: frozenset[str] = frozenset(
+    {"out of service", "out of order", "offline", "finished", "sold"}
+)
+"""Negations that follow what they negate ("P3 is out of service")."""
+
+IDIOMS: frozenset[tuple[str, ...]] = frozenset(
+    {
+        ("no", "idea"),
+        ("no", "problem"),
+        ("no", "worries"),
+        ("no", "way"),
+        ("never", "mind"),
+        ("not", "sure"),
+        ("not", "bad"),
+        ("no", "rush"),
+        ("no", "doubt"),
+        ("not", "the", "best"),
+    }
+)
+"""Phrases whose negation word negates nothing; matched first so they are ignored."""
 
 CESSATIONS: frozenset[tuple[str, ...]] = frozenset(
     {
@@ -52,6 +79,8 @@ CESSATIONS: frozenset[tuple[str, ...]] = frozenset(
         ("given", "up"),
         ("giving", "up"),
         ("sold",),
+        ("moved", "out"),
+        ("moving", "out"),
         ("got", "rid", "of"),
         ("give", "up"),
         ("cancel",),
@@ -64,6 +93,9 @@ CESSATIONS: frozenset[tuple[str, ...]] = frozenset(
 )
 """Verbs that end a previous state; they negate it and also mark a correction."""
 
+CLAUSE_INITIAL: frozenset[str] = frozenset({"actually"})
+"""Cues that correct only when they open a clause ("Actually, ..."), not mid-sentence."""
+
 CORRECTIONS: frozenset[tuple[str, ...]] = frozenset(
     {
         ("actually",),
@@ -72,6 +104,9 @@ CORRECTIONS: frozenset[tuple[str, ...]] = frozenset(
         ("anymore",),
         ("any", "more"),
         ("no", "longer"),
+        ("no", "more"),
+        ("back", "in", "service"),
+        ("back", "online"),
         ("not", "anymore"),
         ("changed", "my", "mind"),
         ("change", "of", "plans"),
@@ -189,7 +224,6 @@ SLOTS: dict[str, frozenset[str]] = {
     "diet": _words("vegetarian vegan pescatarian meat"),
     "os": _words("linux windows macos mac ubuntu"),
     "temperature": _words("hot cold warm iced"),
-    "time_of_day": _words("morning afternoon evening night"),
 }
 """Words that fill one exclusive slot: two different members mean two different choices."""
 
@@ -302,6 +336,12 @@ NUMBER_WORDS: dict[str, int] = {
 WEEKDAYS: frozenset[str] = _words(
     "monday tuesday wednesday thursday friday saturday sunday weekend weekday"
 )
+
+GENERIC: frozenset[str] = _words(
+    """second minute hour day week month year time k km mile kg lb gb mb tb ms percent
+    bar"""
+)
+"""Units of measure: sharing only these does not make two texts one attribute."""
 
 TIMES: frozenset[str] = frozenset({"noon", "midnight", "midday"})
 """Named times of day that compare with clock times."""

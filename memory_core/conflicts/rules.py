@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
-from memory_core.conflicts.features import Features, Value, extract
+from memory_core.conflicts import lexicon as lx
+from memory_core.conflicts.features import Features, Value, clauses, extract, stem
 from memory_core.conflicts.judge import Kind, Side, Span, Verdict
 from memory_core.errors import ConfigError, InputError
 
@@ -56,6 +57,11 @@ class _Pair:
         self.a_extra = a.topic - b.topic
         self.b_extra = b.topic - a.topic
         self.related_by_similarity = related_by_similarity
+
+    @cached_property
+    def topical(self) -> frozenset[str]:
+        """Shared words minus units and times of day, which say little about the topic."""
+        return self.shared - _GENERIC_KEYS
 
     @cached_property
     def overlap(self) -> float:
@@ -117,7 +123,9 @@ def _polarity(pair: _Pair) -> Finding | None:
         if a.sentiment * b.sentiment < 0:
             return None  # "I like X" / "I don't hate X": both flips cancel
         side: Side = "b" if b.negated else "a"
-        feats = b if b.negated else a
+        feats, other = (b, a) if b.negated else (a, b)
+        if not feats.negated_keys & (pair.topical | {v.text for v in other.values}):
+            return None  # the negation is about something the other text does not say
         cue = " / ".join(feats.surface(c) for c in feats.cues if "negation" in c.roles)
         spans = _spans(side, feats, feats.cue_spans("negation"))
         reason = f"'{side}' negates the other about '{pair.subject()}' ({cue!r})"
@@ -169,7 +177,9 @@ def _value_change(pair: _Pair) -> Finding | None:
             # Words each side adds besides the changed values name a different attribute.
             a_extra = pair.a_extra - {v.text for v in only_a}
             b_extra = pair.b_extra - {v.text for v in only_b}
-            if (a_extra and b_extra) or not (pair.shared or cued):
+            # The attribute must be named by a shared word, not just a unit ("minutes").
+            attribute_words = pair.shared - _GENERIC_KEYS - {v.text for v in only_a + only_b}
+            if (a_extra and b_extra) or not (attribute_words or cued):
                 continue
             if not cued and _qualified(a.values, b.values, kind_a, kind_b):
                 continue  # "bed at 8pm" / "bed at 9pm on weekends": a narrower scope
@@ -189,6 +199,7 @@ def _value_change(pair: _Pair) -> Finding | None:
 
 
 _VALUE_SCORES = {"name": NAME_SCORE, "slot": SLOT_SCORE}
+_GENERIC_KEYS = frozenset(stem(word) for word in lx.GENERIC)
 
 
 def _qualified(a: tuple[Value, ...], b: tuple[Value, ...], kind_a: str, kind_b: str) -> bool:
@@ -208,11 +219,15 @@ def _correction(pair: _Pair) -> Finding | None:
     feats = pair.b if side == "b" else pair.a
     if not feats.has("correction") or pair.any_has("addition"):
         return None
+    if pair.a.has("correction") and pair.b.has("correction"):
+        return None  # two parallel corrections ("X instead of work" twice) correct nothing
     if not _says_something_else(pair, side):
         return None  # a correction that repeats the other text corrects nothing
-    if pair.shared:
+    larger = max(len(pair.a.topic), len(pair.b.topic))
+    rejects_shared = bool(feats.corrected_keys & pair.topical) and pair.overlap >= 0.5
+    if pair.topical and (len(pair.topical) / larger >= 1 / 3 or rejects_shared):
         score = CORRECTION_SCORE
-    elif pair.related:
+    elif pair.related_by_similarity or _shared_slot(pair):
         score = LOOSE_CORRECTION_SCORE
     else:
         return None
@@ -220,6 +235,12 @@ def _correction(pair: _Pair) -> Finding | None:
     spans = _spans(side, feats, feats.cue_spans("correction")) + _extra_spans(pair)
     reason = f"explicit correction ({cue!r}) in '{side}' about '{pair.subject()}'"
     return Finding(score, "correction", reason, tuple(spans))
+
+
+def _shared_slot(pair: _Pair) -> bool:
+    """Both texts fill the same exclusive slot (transport, diet, ...)."""
+    slots_a = {v.kind for v in pair.a.values if v.kind.startswith("slot:")}
+    return any(v.kind in slots_a for v in pair.b.values)
 
 
 def _says_something_else(pair: _Pair, side: Side) -> bool:
@@ -280,7 +301,8 @@ class RuleJudge:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         by_similarity = similarity is not None and similarity >= self._related_similarity
         pair = _Pair(extract(a), extract(b), by_similarity)
-        findings = [found for rule in RULES if (found := rule(pair)) is not None]
+        # A repeated memory is a duplicate, whatever its clauses say to each other.
+        findings = [] if a.strip() == b.strip() else _findings(pair) + _clause_findings(a, b)
         best = max(findings, key=lambda f: f.score, default=None)
         if best is not None and best.score >= self._threshold:
             return Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
@@ -290,6 +312,40 @@ class RuleJudge:
             return Verdict("compatible", score, _related_reason(pair), "none", spans)
         reason = "no shared topic words or topic classes"
         return Verdict("unrelated", UNRELATED_SCORE, reason, "none", spans)
+
+
+def _findings(pair: _Pair) -> list[Finding]:
+    return [found for rule in RULES if (found := rule(pair)) is not None]
+
+
+def _clause_findings(a: str, b: str) -> list[Finding]:
+    """Findings between clauses of multi-clause texts, spans moved to whole-text offsets.
+
+    A long memory ("Finished Severance. Now I've started Shogun.") dilutes the overlap the
+    rules need; comparing clause against clause keeps one claim against one claim. Only
+    clause pairs sharing a topic word are compared.
+    """
+    pieces_a, pieces_b = clauses(a), clauses(b)
+    if len(pieces_a) < 2 and len(pieces_b) < 2:
+        return []
+    found: list[Finding] = []
+    for offset_a, clause_a in pieces_a:
+        features_a = extract(clause_a)
+        for offset_b, clause_b in pieces_b:
+            features_b = extract(clause_b)
+            if features_a.topic & features_b.topic:
+                for finding in _findings(_Pair(features_a, features_b, False)):
+                    found.append(_shifted(finding, offset_a, offset_b))
+    return found
+
+
+def _shifted(finding: Finding, offset_a: int, offset_b: int) -> Finding:
+    spans = tuple(
+        replace(s, start=s.start + shift, end=s.end + shift)
+        for s in finding.spans
+        for shift in [offset_a if s.side == "a" else offset_b]
+    )
+    return replace(finding, spans=spans)
 
 
 def _related_reason(pair: _Pair) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.conflicts.features import extract, stem
+from memory_core.conflicts.features import clauses, extract, stem
 
 
 @pytest.mark.parametrize(
@@ -88,3 +88,38 @@ def test_preference_order_and_hypernyms() -> None:
 def test_topic_classes() -> None:
     assert extract("I like tea.").topics == frozenset({"food"})
     assert "monitoring" in extract("The CPU alert fired.").topics
+
+
+def test_clauses_keep_offsets_and_numbers_whole() -> None:
+    text = "Finished Severance. Now I've started Shogun, and it costs $8,000; 6.5 bar"
+    pieces = clauses(text)
+    assert [p for _, p in pieces] == [
+        "Finished Severance",
+        "Now I've started Shogun",
+        "and it costs $8,000",
+        "6.5 bar",
+    ]
+    assert all(text[offset : offset + len(piece)] == piece for offset, piece in pieces)
+
+
+def test_negation_scope_covers_what_follows_and_state_cues_what_precedes() -> None:
+    assert extract("It does, as long as there are no lyrics I know.").negated_keys >= {
+        stem("lyrics")
+    }
+    assert stem("long") not in extract("as long as there are no lyrics").negated_keys
+    assert stem("p3") in extract("P3 is out of service today.").negated_keys
+
+
+def test_idioms_negate_nothing() -> None:
+    assert not extract("Feeling content today, no idea why.").negated
+    assert extract("I have no idea and no time.").negated
+
+
+def test_actually_corrects_only_when_it_opens_a_clause() -> None:
+    assert extract("Actually, book the hotel near the station.").has("correction")
+    assert extract("Fine. Actually use Fahrenheit.").has("correction")
+    assert not extract("An app that might actually be clever.").has("correction")
+
+
+def test_corrected_keys_name_what_is_replaced() -> None:
+    assert stem("emailing") in extract("Just text me instead of emailing.").corrected_keys

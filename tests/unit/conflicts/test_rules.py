@@ -303,3 +303,49 @@ def test_any_text_gets_a_valid_verdict_with_spans_inside_the_texts(a: str, b: st
 def test_a_text_never_contradicts_itself(a: str) -> None:
     if a.strip():
         assert RuleJudge().judge(a, a).label != "contradiction"
+
+
+def test_long_texts_are_compared_clause_by_clause(judge: RuleJudge) -> None:
+    a = "Night off tonight, finally. I'm bingeing Severance, halfway through season one."
+    b = "Finished Severance. Now I've started Shogun and I'm hooked."
+    verdict = judge.judge(a, b)
+    assert (verdict.label, verdict.kind) == ("contradiction", "negation")
+    assert [(s.side, s.text) for s in verdict.spans] == [("b", "Finished")]
+    assert b[verdict.spans[0].start : verdict.spans[0].end] == "Finished"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "Fine. Please send me the appointment details by email though.",
+            "Let's change it. From now on please just text me instead of emailing.",
+        ),
+        (
+            "Weekday mornings only, before noon.",
+            "Any future visits should be afternoons, after 1 pm, not mornings anymore.",
+        ),
+        ("I'm a wool merchant, just passing through.", "I'll be honest. I'm no merchant."),
+    ],
+)
+def test_supersession_in_conversation_turns(judge: RuleJudge, a: str, b: str) -> None:
+    assert judge.judge(a, b).label == "contradiction"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Ten minutes, okay, I'll try that.", "I tried to meditate for fifteen minutes."),
+        ("Stayed up late sketching ideas.", "Feeling pretty content today, no idea why."),
+        ("Woke up to rain this morning, not the best start.", "Got a new job, we start Monday."),
+        ("One for a bus app that might actually be clever.", "The walk to the bus sounds nice."),
+    ],
+)
+def test_conversation_noise_is_not_a_contradiction(judge: RuleJudge, a: str, b: str) -> None:
+    assert judge.judge(a, b).label != "contradiction"
+
+
+def test_a_repeated_memory_is_a_duplicate_not_a_contradiction(judge: RuleJudge) -> None:
+    text = "I live in Paris. I don't live in Paris anymore."
+    assert judge.judge(text, text).label == "compatible"
+    assert judge.judge(text, "I live in Paris.").label == "contradiction"
