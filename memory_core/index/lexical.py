@@ -212,10 +212,19 @@ class LexicalIndex:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         slots = np.concatenate(slot_parts)
         scores = np.concatenate(score_parts)
-        uniq, inverse = np.unique(slots, return_inverse=True)
-        totals = np.bincount(inverse, weights=scores).astype(np.float32)
+        uniq, totals = self._accumulate(slots, scores)
         if len(uniq) > k:
             top = np.argpartition(-totals, k - 1)[:k]
             uniq, totals = uniq[top], totals[top]
         order = np.lexsort((uniq, -totals))
         return totals[order], uniq[order]
+
+    def _accumulate(self, slots: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(matched slots ascending, summed scores): a dense tally over all slots when the
+        postings are long (no sort), a sort of the postings themselves when they are short."""
+        if len(slots) * 4 < len(self._doc_len):
+            uniq, inverse = np.unique(slots, return_inverse=True)
+            return uniq, np.bincount(inverse, weights=scores).astype(np.float32)
+        tally = np.bincount(slots, weights=scores, minlength=len(self._doc_len))
+        uniq = np.flatnonzero(tally)
+        return uniq, tally[uniq].astype(np.float32)
