@@ -159,6 +159,15 @@ def restore(state: AtlasState, data: SnapshotData) -> None:
             "embedder",
             f"dimension {state.embedder.dim} does not match the snapshot's {data.embeddings.shape[1]}",
         )
+    saved = (meta.get("embedder") or {}).get("name")
+    if saved is not None and saved != state.embedder.name and len(meta["ids"]):
+        # same dimension, different model: the stored vectors would be compared to
+        # queries from another vector space and retrieval would be silently meaningless
+        raise InputError(
+            "embedder",
+            f"the snapshot's vectors come from {saved!r}, this atlas embeds with "
+            f"{state.embedder.name!r}",
+        )
     sessions = {}
     for info in meta["sessions"]:
         session = state.new_session(info["id"], info["created_at"])
