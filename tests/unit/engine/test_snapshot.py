@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from memory_core import (
+    CachedEmbedder,
     ElasticMemoryAtlas,
     HashingEmbedder,
     InputError,
@@ -18,7 +19,7 @@ from memory_core import (
     Relation,
 )
 
-from .conftest import DIM, START, AtlasFactory, invariants
+from .conftest import DIM, START, AtlasFactory, CountingEmbedder, invariants
 
 
 def populated(make_atlas: AtlasFactory) -> tuple[ElasticMemoryAtlas, ManualClock]:
@@ -155,6 +156,22 @@ def test_wrong_embedder_dimension_is_refused(make_atlas: AtlasFactory, tmp_path:
     with pytest.raises(InputError) as info:
         ElasticMemoryAtlas.load_snapshot(path, embedder=HashingEmbedder(DIM * 2))
     assert info.value.field == "embedder"
+
+
+def test_another_model_of_the_same_dimension_is_refused(
+    make_atlas: AtlasFactory, tmp_path: Path
+) -> None:
+    atlas, _ = make_atlas()
+    atlas.add("a memory", session_id="s")
+    path = atlas.save_snapshot(tmp_path / "a.npz")
+    with pytest.raises(InputError, match="hashing-64") as info:
+        ElasticMemoryAtlas.load_snapshot(path, embedder=CountingEmbedder(DIM))
+    assert info.value.field == "embedder"
+    # a cache in front of the same model is the same model
+    loaded = ElasticMemoryAtlas.load_snapshot(
+        path, embedder=CachedEmbedder(HashingEmbedder(DIM)), clock=ManualClock(START)
+    )
+    assert len(loaded) == 1
 
 
 @pytest.mark.parametrize(
