@@ -11,8 +11,8 @@ import pytest
 from memory_core import ElasticMemoryAtlas
 from memory_core.store.engine import open_database
 from memory_core.store.live import LiveRecorder
-from memory_core.store.records import EventFilter
 from memory_core.store.recording import open_recorded
+from memory_core.store.records import EventFilter
 from memory_core.testing import HashingEmbedder
 
 pytestmark = pytest.mark.integration
