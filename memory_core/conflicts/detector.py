@@ -124,7 +124,7 @@ class ConflictDetector:
         )
         user = node.metadata.get(USER_KEY)
         if user is not None:
-            near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) in (None, user)]
+            near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) == user]
         return self._judged(node.content, near)
 
     def _judged(self, text: str, candidates: list[tuple[MemoryNode, float]]) -> list[Conflict]:
