@@ -36,6 +36,6 @@ def test_in_memory_sqlite_is_refused(url: str) -> None:
         resolve_url(url)
 
 
-def test_garbage_url_names_the_setting_and_hides_nothing_useful() -> None:
-    with pytest.raises(ConfigError, match="ATLAS_DATABASE_URL.*SQLAlchemy URL"):
+def test_garbage_url_names_the_setting_and_the_expected_form() -> None:
+    with pytest.raises(ConfigError, match=r"ATLAS_DATABASE_URL.*SQLAlchemy URL"):
         resolve_url("not a url")
