@@ -10,7 +10,7 @@ import numpy as np
 import psutil
 
 from memory_core._state import AtlasState, SessionState
-from memory_core._table import ACTIVE_CODE
+from memory_core._table import ACTIVE_CODE, NodeTable
 from memory_core.decay import composite_weight
 from memory_core.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
 from memory_core.model import KIND_CODES, EvictionReason
@@ -88,8 +88,20 @@ def enforce_capacity(state: AtlasState, *, protect: int, now: float) -> int:
         return 0
     slots = table.alive_slots()
     slots = slots[~table.pinned[slots] & (slots != protect)]
+    return remove(state, _weakest(table, slots, excess), EvictionReason.CAPACITY, now)
+
+
+def _weakest(table: NodeTable, slots: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` of ``slots`` ordered by (working, weight, slot), without sorting all
+    of them: only those at or below the k-th smallest weight are sorted."""
+    idle = slots[~table.working[slots]]
+    if 0 < k <= len(idle):
+        weight = table.weight[idle]
+        kth = np.partition(weight, k - 1)[k - 1]
+        shortlist = idle[weight <= kth]
+        return shortlist[np.lexsort((shortlist, table.weight[shortlist]))][:k]
     order = np.lexsort((slots, table.weight[slots], table.working[slots]))
-    return remove(state, slots[order[:excess]], EvictionReason.CAPACITY, now)
+    return slots[order[:k]]
 
 
 def relieve_pressure(state: AtlasState, now: float) -> int:
