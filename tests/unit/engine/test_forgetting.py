@@ -369,3 +369,36 @@ def test_memory_pressure_evicts_the_weakest_tenth(
     assert pressure.rss_fraction == pytest.approx(0.9)  # type: ignore[attr-defined]
     assert pressure.evicted == 1  # type: ignore[attr-defined]
     assert EvictionReason.MEMORY_PRESSURE.value in atlas.stats()["evicted"]
+
+
+def test_long_run_past_the_initial_table_size(make_atlas: AtlasFactory) -> None:
+    """Columns, postings and the edge arrays grow and slots are reused without drifting."""
+    atlas, clock = make_atlas(
+        max_nodes=300, working_memory_size=5, decay_interval_seconds=600, link_threshold=0.5
+    )
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+    ]
+    for i in range(700):
+        text = " ".join(words[(i * k) % len(words)] for k in (1, 3, 7)) + f" note {i}"
+        atlas.add(text, session_id=f"s{i % 4}")
+        clock.advance(30)
+        if i % 50 == 0:
+            assert len(atlas.retrieve("alpha bravo", top_k=5)) == min(5, len(atlas))
+    assert len(atlas) <= 300
+    assert atlas._s.table.capacity > 256
+    stats = atlas.stats()
+    assert stats["added"] + stats["merged"] == 700
+    assert stats["evicted_total"] == stats["added"] - len(atlas)
+    invariants(atlas)
