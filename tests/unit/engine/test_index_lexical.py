@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from memory_core.index import LexicalIndex, tokenize
@@ -77,3 +78,22 @@ def test_no_match_and_empty_query() -> None:
     assert index.search("nothing in common", 3)[1].size == 0
     assert index.search("the of and", 3)[1].size == 0
     assert index.search("something", 0)[1].size == 0
+
+
+def test_remove_many_equals_removing_one_by_one() -> None:
+    texts = {slot: f"shared term{slot % 3} word{slot % 5} extra{slot}" for slot in range(40)}
+    batch, single = LexicalIndex(), LexicalIndex()
+    for slot, text in texts.items():
+        batch.add(slot, text)
+        single.add(slot, text)
+    doomed = [1, 7, 8, 20, 39, 999]
+    batch.remove_many(doomed)
+    for slot in doomed:
+        single.remove(slot)
+    assert len(batch) == len(single) == 35
+    for query in ("shared", "term1 word2", "extra7", "extra8 term0"):
+        b_scores, b_slots = batch.search(query, 50)
+        s_scores, s_slots = single.search(query, 50)
+        assert b_slots.tolist() == s_slots.tolist()
+        np.testing.assert_allclose(b_scores, s_scores, rtol=1e-6)
+        assert not set(b_slots.tolist()) & set(doomed)
