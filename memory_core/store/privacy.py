@@ -75,9 +75,9 @@ class EventEncoder:
             atlas_id=self.atlas_id,
             type=kind,
             at=at,
-            session_id=session_id,
-            node_id=node_id,
-            user_id=user_id,
+            session_id=_opt(session_id),
+            node_id=_opt(node_id),
+            user_id=_opt(user_id),
             reason=None if reason is None else str(reason),
             payload=payload,
             content=content,
@@ -89,10 +89,10 @@ class EventEncoder:
         """Per-node weights to sample; a decay pass's map leaves the payload."""
         weights = fields.pop("weights", None)
         if isinstance(weights, dict):
-            return {str(k): float(v) for k, v in weights.items() if _finite(v)}
+            return {storable(str(k)): float(v) for k, v in weights.items() if _finite(v)}
         weight = fields.get("weight")
         if node_id is not None and isinstance(weight, (int, float)) and _finite(weight):
-            return {node_id: float(weight)}
+            return {storable(node_id): float(weight)}
         return {}
 
     def _content(self, kind: str, payload: dict[str, Any]) -> str | None:
@@ -123,6 +123,15 @@ def _shallow_record(event: AtlasEvent) -> dict[str, Any]:
     return {name: getattr(event, name) for name in names}
 
 
+def storable(text: str) -> str:
+    """PostgreSQL text cannot hold NUL characters; they become U+FFFD on every engine."""
+    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+
+
+def _opt(text: Any) -> str | None:
+    return None if text is None else storable(str(text))
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -132,12 +141,14 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, StrEnum):
         return str(value)
     if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
+        return {storable(str(k)): _json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [_json_safe(v) for v in value]
     if isinstance(value, float):
         return value if math.isfinite(value) else None
-    if value is None or isinstance(value, (str, int, bool)):
+    if isinstance(value, str):
+        return storable(value)
+    if value is None or isinstance(value, (int, bool)):
         return value
     item = getattr(value, "item", None)  # numpy scalars
     return _json_safe(item()) if callable(item) else str(value)

@@ -8,8 +8,10 @@ seconds or as soon as ``batch_size`` events are waiting.
 When the database fails (unreachable, locked, full) the batch stays in flight and is
 retried with exponential backoff while new events keep buffering; ``healthy`` turns
 false and ``last_error`` says why, so the dashboard can warn. Only if the buffer bound
-is reached are the oldest waiting events dropped (``dropped`` counts them). A hard kill
-loses at most the events not yet written: those of the last flush interval.
+is reached are the oldest waiting events dropped (``dropped`` counts them); an event the
+database refuses outright (``rejected``) is logged and skipped so it cannot block the
+rest. A hard kill loses at most the events not yet written: those of the last flush
+interval.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from memory_core.errors import InputError, StoreUnavailableError
 from memory_core.events import AtlasEvent, Subscriber
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.privacy import EventEncoder, LogContent, parse_log_content
-from memory_core.store.records import EventRecord
+from memory_core.store.records import EventRecord, check_text
 from memory_core.store.repositories import Store
 
 log = logging.getLogger(__name__)
@@ -77,6 +79,8 @@ class EventSink:
         _positive("retry_max", retry_max)
         self.atlas_id = atlas_id or uuid.uuid4().hex
         self.atlas_name = atlas_name
+        check_text("atlas_id", self.atlas_id, 64)
+        check_text("atlas_name", atlas_name)
         self._store = store
         self._encoder = EventEncoder(
             self.atlas_id, parse_log_content(log_content), scrubber, user_id
@@ -91,6 +95,7 @@ class EventSink:
         self._seq = 0
         self._written = 0
         self._dropped = 0
+        self._rejected = 0
         self._failures = 0
         self._healthy = True
         self._last_error: str | None = None
@@ -149,6 +154,11 @@ class EventSink:
         return self._dropped
 
     @property
+    def rejected(self) -> int:
+        """Events the database refused to store (logged with the reason)."""
+        return self._rejected
+
+    @property
     def last_error(self) -> str | None:
         return self._last_error
 
@@ -161,6 +171,7 @@ class EventSink:
                 "pending": len(self._queue) + len(self._inflight),
                 "written": self._written,
                 "dropped": self._dropped,
+                "rejected": self._rejected,
                 "failures": self._failures,
                 "last_error": self._last_error,
                 "closed": self._closed,
@@ -230,7 +241,7 @@ class EventSink:
 
     def _run(self) -> None:
         delay = 0.0
-        records: list[EventRecord] = []
+        records: list[EventRecord] | None = None  # the in-flight batch, encoded once
         while True:
             with self._cond:
                 self._wait(delay)
@@ -239,12 +250,12 @@ class EventSink:
                 if not self._inflight:
                     take = min(self._batch_size, len(self._queue))
                     self._inflight = [self._queue.popleft() for _ in range(take)]
-                    records = []
+                    records = None
                 batch = list(self._inflight)
             if not batch:
                 self._maybe_heartbeat()
                 continue
-            if not records:
+            if records is None:
                 records = self._encode(batch)
             try:
                 self._write(records)
@@ -258,14 +269,14 @@ class EventSink:
                 log.warning("event sink write failed (retry in %.1fs): %s", delay, exc)
                 continue
             delay = 0.0
-            records = []
+            records = None
             with self._cond:
                 self._inflight = []
-                self._written += len(batch)
                 self._healthy = True
                 if not self._queue:
                     self._draining = False
                 self._cond.notify_all()
+            self._maybe_heartbeat()
 
     def _wait(self, delay: float) -> None:
         """Sleep until there is a reason to write (called with the lock held)."""
@@ -288,16 +299,44 @@ class EventSink:
                 records.append(self._encoder.encode(event))
             except Exception:  # a malformed event is logged and skipped, not retried forever
                 log.exception("event sink cannot encode %r; skipped", event)
-                with self._cond:
-                    self._dropped += 1
+                self._done(rejected=1)
         return records
 
     def _write(self, records: list[EventRecord]) -> None:
+        """Write ``records``, removing each from the list once it is done.
+
+        A batch the database refuses for a reason other than being unavailable (a value
+        it cannot store) is retried one record at a time, so that one bad record is
+        skipped (``rejected``) instead of blocking every event after it.
+        """
         if not self._registered:
             self._store.atlases.register(self.atlas_id, name=self.atlas_name, kind="live")
             self._registered = True
             self._last_heartbeat = time.monotonic()
-        self._store.events.append(records)
+        try:
+            self._store.events.append(records)
+            self._done(written=len(records))
+            records.clear()
+            return
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
+            log.warning("event sink: batch refused (%s); writing one by one", exc)
+        while records:
+            try:
+                self._store.events.append(records[:1])
+                self._done(written=1)
+            except StoreUnavailableError:
+                raise
+            except Exception as exc:
+                log.error("event sink: %s event refused and skipped: %s", records[0].type, exc)
+                self._done(rejected=1)
+            records.pop(0)
+
+    def _done(self, *, written: int = 0, rejected: int = 0) -> None:
+        with self._cond:
+            self._written += written
+            self._rejected += rejected
 
     def _maybe_heartbeat(self) -> None:
         if not self._registered or time.monotonic() - self._last_heartbeat < HEARTBEAT_SECONDS:

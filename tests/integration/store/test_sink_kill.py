@@ -65,3 +65,26 @@ def test_hard_kill_loses_at_most_the_unflushed_tail(db_url: str, tmp_path: Path)
         assert counts == list(range(events))  # a prefix: no holes, no duplicates
     finally:
         db.close()
+
+
+def test_normal_exit_without_close_loses_nothing(db_url: str) -> None:
+    """The sink's atexit hook writes what is buffered when the interpreter ends."""
+    open_database(db_url).close()
+    script = (
+        "import sys\n"
+        "from memory_core.events import MemoryReinforced\n"
+        "from memory_core.store import EventSink, open_database\n"
+        "sink = EventSink(open_database(sys.argv[1]), flush_interval=3600)\n"
+        "for i in range(1234):\n"
+        "    sink(MemoryReinforced(at=1.7e9 + i, node_id=f'n{i}', weight=1.0,"
+        " strength=1.0, access_count=i))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, db_url], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    db = open_database(db_url)
+    try:
+        assert db.events.count() == 1234
+    finally:
+        db.close()

@@ -5,11 +5,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import pytest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas
-from memory_core.errors import InputError, StoreUnavailableError
+from memory_core.errors import InputError, StoreError, StoreUnavailableError
 from memory_core.events import EventBus, MemoryReinforced
 from memory_core.store import EventFilter, EventRecord, EventSink, MemoryStore
 from memory_core.store.memory import MemoryEventRepository
@@ -215,3 +216,26 @@ def test_real_atlas_events_reach_the_store() -> None:
     assert evicted and all(e.reason == "capacity" for e in evicted)
     history = store.events.weight_history(first.id)
     assert history and history[0].source == "added"
+
+
+class PickyEvents(MemoryEventRepository):
+    """Refuses any batch holding an event for node ``bad`` (a value the DB cannot store)."""
+
+    def append(self, records: Sequence[EventRecord]) -> int:
+        if any(r.node_id == "bad" for r in records):
+            raise StoreError("append events: value too long for type character varying(64)")
+        return super().append(records)
+
+
+def test_a_refused_record_is_skipped_not_retried_forever() -> None:
+    store = MemoryStore()
+    store._events = PickyEvents()
+    with EventSink(store, flush_interval=60) as sink:
+        for i in range(5):
+            sink(event(i))
+        sink(replace(event(5), node_id="bad"))
+        for i in range(6, 9):
+            sink(event(i))
+        sink.flush(timeout=5)
+        assert sink.rejected == 1 and sink.written == 8 and sink.healthy
+    assert node_order(store) == [f"n{i}" for i in range(9) if i != 5]
