@@ -149,6 +149,8 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
                         metadata=dict(table.metadata[slot] or {}),
                     )
                 )
+            if table.working[slot]:  # free its place in the tier for a live memory
+                session.working.remove(str(table.ids[slot]))
             state.edges.remove_node(slot)
             table.release(slot)
     state.counters[f"evicted:{reason.value}"] += len(slots)
