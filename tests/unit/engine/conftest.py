@@ -78,6 +78,15 @@ def invariants(atlas: ElasticMemoryAtlas) -> None:
     weights = state.table.weight[sorted(alive)]
     assert np.all(weights >= cfg.weight_floor - 1e-9)
     assert np.all(weights <= cfg.weight_cap + 1e-9)
+    for session in state.sessions.values():
+        flagged = {
+            str(state.table.ids[s])
+            for s in state.session_slots(session).tolist()
+            if state.table.working[s]
+        }
+        assert list(session.working) == list(dict.fromkeys(session.working))
+        assert set(session.working) == flagged, "working tier out of sync"
+        assert len(session.working) <= atlas.config.working_memory_size
     degree = state.table.degree[sorted(alive)]
     expected = [state.edges.graph.degree(s) for s in sorted(alive)]
     assert degree.tolist() == expected

@@ -402,3 +402,13 @@ def test_long_run_past_the_initial_table_size(make_atlas: AtlasFactory) -> None:
     assert stats["added"] + stats["merged"] == 700
     assert stats["evicted_total"] == stats["added"] - len(atlas)
     invariants(atlas)
+
+
+def test_a_removed_memory_leaves_the_working_tier(make_atlas: AtlasFactory) -> None:
+    atlas, _ = make_atlas(working_memory_size=3, link_threshold=1.0)
+    a, b, c = (atlas.add(t, session_id="s") for t in ("red apples", "blue whales", "green"))
+    atlas.delete(c.id)
+    d = atlas.add("yellow sun", session_id="s")
+    assert atlas.session_info("s")["working"] == [a.id, b.id, d.id]
+    table = atlas._s.table
+    assert all(table.working[table.slot_of[i]] for i in (a.id, b.id, d.id))
