@@ -17,6 +17,7 @@ from memory_core import (
     MemoryStatus,
     NotFoundError,
     Relation,
+    SummaryItem,
     _forgetting,
     composite_weight,
 )
@@ -412,3 +413,18 @@ def test_a_removed_memory_leaves_the_working_tier(make_atlas: AtlasFactory) -> N
     assert atlas.session_info("s")["working"] == [a.id, b.id, d.id]
     table = atlas._s.table
     assert all(table.working[table.slot_of[i]] for i in (a.id, b.id, d.id))
+
+
+def test_extractive_summarizer_keeps_heaviest_within_budget() -> None:
+    items = [
+        SummaryItem("a", "light fact.", 0.2, 1.0),
+        SummaryItem("b", "heavy fact.", 2.0, 3.0),
+        SummaryItem("c", "x" * 100, 3.0, 2.0),  # heaviest but over the budget
+        SummaryItem("d", "medium fact", 1.0, 0.5),
+    ]
+    summary = ExtractiveSummarizer(max_items=2).summarize(items, max_chars=60)
+    assert summary.covered_ids == ("d", "b")  # heaviest that fit, then in time order
+    assert summary.text == "Session summary: medium fact; heavy fact"
+    assert len(summary.text) <= 60
+    nothing = ExtractiveSummarizer().summarize(items[2:3], max_chars=30)
+    assert nothing.covered_ids == ()
