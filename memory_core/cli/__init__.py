@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from memory_core.errors import AtlasError
 
 # module names under memory_core.cli; each defines register(subparsers) which sets func=...
-COMMAND_MODULES: tuple[str, ...] = ("config", "validate", "knowledge", "eval_conflicts", "mcp", "simulate", "compare", "sweep")
+COMMAND_MODULES: tuple[str, ...] = ("config", "validate", "knowledge", "eval_conflicts", "mcp", "simulate", "compare", "sweep", "users")
 
 
 def build_parser() -> argparse.ArgumentParser:
