@@ -10,6 +10,7 @@ from memory_core.store.erase import Subject, register_erasable
 from memory_core.store.memory import MemoryStore
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.privacy import EventEncoder, LogContent
+from memory_core.store.recording import open_recorded, record_snapshot, restore_evicted
 from memory_core.store.records import (
     AtlasInfo,
     EventFilter,
@@ -51,6 +52,9 @@ __all__ = [
     "Subject",
     "WeightPoint",
     "open_database",
+    "open_recorded",
+    "record_snapshot",
     "register_erasable",
     "resolve_url",
+    "restore_evicted",
 ]
