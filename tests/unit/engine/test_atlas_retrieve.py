@@ -118,16 +118,17 @@ def test_kind_time_and_metadata_filters(make_atlas: AtlasFactory) -> None:
 
 def test_inactive_expired_and_unconfident_are_never_returned(make_atlas: AtlasFactory) -> None:
     atlas, clock = make_atlas(decay_interval_seconds=0, min_confidence=0.3)
+    variants: dict[str, dict[str, Any]] = {
+        "ok": {},
+        "deprecated": {},
+        "superseded": {},
+        "tombstoned": {},
+        "expiring": {"ttl_hours": 1.0},
+        "doubtful": {"confidence": 0.2},
+    }
     nodes = {
         name: atlas.add(f"coffee order {name}", session_id="s", **kw)
-        for name, kw in {
-            "ok": {},
-            "deprecated": {},
-            "superseded": {},
-            "tombstoned": {},
-            "expiring": {"ttl_hours": 1.0},
-            "doubtful": {"confidence": 0.2},
-        }.items()
+        for name, kw in variants.items()
     }
     atlas.set_status(nodes["deprecated"].id, MemoryStatus.DEPRECATED)
     atlas.set_status(nodes["superseded"].id, "superseded")

@@ -464,15 +464,17 @@ def test_numpy_scalars_are_numbers(make_atlas: AtlasFactory) -> None:
     node = atlas.add(
         "scored by numpy",
         session_id="s",
-        confidence=np.float32(0.5),
+        confidence=np.float32(0.5),  # type: ignore[arg-type]
         importance=np.float64(0.25),
-        ttl_hours=np.int64(2),
+        ttl_hours=np.int64(2),  # type: ignore[arg-type]
     )
     assert node.confidence == 0.5
     assert node.expires_at == clock.now() + 7200.0
-    assert len(atlas.retrieve("numpy", top_k=np.int64(2), session_id="s")) == 1
+    top_k: Any = np.int64(2)
+    assert len(atlas.retrieve("numpy", top_k=top_k, session_id="s")) == 1
+    nan: Any = np.float32("nan")
     with pytest.raises(InputError, match="confidence"):
-        atlas.add("nan from numpy", session_id="s", confidence=np.float32("nan"))
+        atlas.add("nan from numpy", session_id="s", confidence=nan)
 
 
 @pytest.mark.parametrize("bad", [5.0, math.nan, -0.5])

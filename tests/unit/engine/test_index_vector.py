@@ -13,7 +13,8 @@ DIM = 16
 
 def unit_rows(n: int, seed: int = 0) -> np.ndarray:
     rows = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit
 
 
 def test_exact_search_matches_brute_force() -> None:
