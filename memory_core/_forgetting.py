@@ -11,7 +11,7 @@ import psutil
 
 from memory_core._state import AtlasState, SessionState
 from memory_core._table import ACTIVE_CODE, NodeTable
-from memory_core.decay import composite_weight
+from memory_core.decay import composite_weight, weight_before_association
 from memory_core.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
 from memory_core.model import KIND_CODES, EvictionReason
 
@@ -28,12 +28,15 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
     slots = table.alive_slots()
     if len(slots) == 0:
         return {}
-    args = (table.strength[slots], table.accessed[slots], table.count[slots])
-    first = np.zeros(table.high)
-    first[slots] = composite_weight(*args, table.assoc[slots], now, cfg)
-    if cfg.association_gain > 0:
+    base = weight_before_association(
+        table.strength[slots], table.accessed[slots], table.count[slots], now, cfg
+    )
+    gain, floor, cap = cfg.association_gain, cfg.weight_floor, cfg.weight_cap
+    if gain > 0:
+        first = np.zeros(table.high)
+        first[slots] = np.clip(base + gain * table.assoc[slots], floor, cap)
         table.assoc[: table.high] = state.edges.association(first)
-    weight = composite_weight(*args, table.assoc[slots], now, cfg)
+    weight = np.clip(base + gain * table.assoc[slots], floor, cap)
     table.weight[slots] = weight
 
     keep = table.pinned[slots] | table.working[slots]
@@ -99,7 +102,8 @@ def _weakest(table: NodeTable, slots: np.ndarray, k: int) -> np.ndarray:
         weight = table.weight[idle]
         kth = np.partition(weight, k - 1)[k - 1]
         shortlist = idle[weight <= kth]
-        return shortlist[np.lexsort((shortlist, table.weight[shortlist]))][:k]
+        picked: np.ndarray = shortlist[np.lexsort((shortlist, table.weight[shortlist]))][:k]
+        return picked
     order = np.lexsort((slots, table.weight[slots], table.working[slots]))
     return slots[order[:k]]
 

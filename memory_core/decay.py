@@ -69,15 +69,21 @@ def composite_weight(
     cfg: AtlasConfig,
 ) -> np.ndarray:
     """Current weight of the given memories (vectorised; arrays of equal length)."""
+    unclipped = weight_before_association(strength, accessed, counts, now, cfg)
+    return np.clip(unclipped + cfg.association_gain * assoc, cfg.weight_floor, cfg.weight_cap)
+
+
+def weight_before_association(
+    strength: np.ndarray, accessed: np.ndarray, counts: np.ndarray, now: float, cfg: AtlasConfig
+) -> np.ndarray:
+    """The composite weight without its association term and unclipped: the part a decay
+    pass computes once, before and after its association step."""
     hours = np.maximum(now - accessed, 0.0) / 3600.0
     core = DECAY_CURVES[cfg.decay_strategy](strength, hours, counts, cfg)
-    weight = (
-        core
-        + cfg.frequency_gain * np.log1p(counts)
-        + cfg.recency_gain / (hours + 1.0)
-        + cfg.association_gain * assoc
+    unclipped: np.ndarray = (
+        core + cfg.frequency_gain * np.log1p(counts) + cfg.recency_gain / (hours + 1.0)
     )
-    return np.clip(weight, cfg.weight_floor, cfg.weight_cap)
+    return unclipped
 
 
 def base_strength(importance: float, cfg: AtlasConfig) -> float:
