@@ -338,3 +338,48 @@ def test_best_match_outranks_its_linked_neighbour(make_atlas: AtlasFactory) -> N
     hits = atlas.retrieve("query", top_k=2, session_id="s", query_embedding=basis(0))
     assert ids(hits) == [best.id, weaker.id]
     assert hits[1].breakdown.sources == ("dense",)
+
+
+def test_stats_nodes_and_graph_export(make_atlas: AtlasFactory) -> None:
+    atlas, clock = make_atlas(link_threshold=1.0, max_nodes=50)
+    a = atlas.add("red apples", session_id="s", importance=1.0, pinned=True)
+    clock.advance(10)
+    b = atlas.add("blue whales", session_id="s", kind="episodic", importance=0.0)
+    c = atlas.add("green grass", session_id="t")
+    atlas.set_status(c.id, "deprecated")
+    stats = atlas.stats()
+    assert stats["nodes"] == len(atlas) == 3
+    assert stats["edges"] == 1  # a -before-> b
+    assert stats["sessions"] == 2
+    assert stats["max_nodes"] == 50
+    assert stats["by_kind"]["session"] == 2
+    assert stats["by_kind"]["episodic"] == 1
+    assert stats["by_status"] == {
+        "active": 2,
+        "deprecated": 1,
+        "superseded": 0,
+        "tombstoned": 0,
+    }
+    weights = [n.weight for n in atlas.nodes()]
+    assert stats["weight_min"] == min(weights)
+    assert stats["weight_max"] == max(weights)
+    assert stats["weight_mean"] == pytest.approx(sum(weights) / 3)
+    assert stats["pinned"] == 1
+    assert stats["embedder"] == atlas.embedder.name
+    assert stats["now"] == clock.now()
+    assert [n.id for n in atlas.nodes()] == [a.id, b.id, c.id]  # oldest first
+    assert [n.id for n in atlas.nodes("t")] == [c.id]
+    assert atlas.nodes("nobody") == []
+    assert a.id in atlas
+    assert "nope" not in atlas
+    assert 42 not in atlas
+    graph = atlas.to_networkx()
+    assert set(graph.nodes) == {a.id, b.id, c.id}
+    assert list(graph.edges(keys=True)) == [(a.id, b.id, "before")]
+    assert graph.nodes[a.id]["node"].content == "red apples"
+    only_t = atlas.to_networkx("t")
+    assert set(only_t.nodes) == {c.id}
+    assert only_t.number_of_edges() == 0
+    info = atlas.session_info("s")
+    assert (info["nodes"], info["index"], info["ended"]) == (2, "flat", False)
+    assert atlas.sessions() == ["s", "t"]
