@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import optuna
+import sqlalchemy.exc
 
 from memory_core.config import AtlasConfig, field_names
 from memory_core.errors import InputError
@@ -129,41 +131,58 @@ def make_objective(spec: SweepSpec) -> Callable[[optuna.Trial], tuple[float, flo
     return objective
 
 
-def open_study(
+@contextmanager
+def opened_study(
     storage: str | None, study_name: str, *, seed: int = 0, create: bool = True
-) -> optuna.Study:
-    """Create or join a two-objective study (``storage=None``: in memory)."""
+) -> Iterator[optuna.Study]:
+    """Create or join a two-objective study (``storage=None``: in memory); the storage's
+    connections are closed on exit."""
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     rdb = None if storage is None else rdb_storage(storage)
     sampler = optuna.samplers.TPESampler(seed=seed)
-    if create or rdb is None:
-        return optuna.create_study(
-            storage=rdb,
-            study_name=study_name,
-            directions=list(DIRECTIONS),
-            sampler=sampler,
-            load_if_exists=True,
-        )
-    return optuna.load_study(study_name=study_name, storage=rdb, sampler=sampler)
+    try:
+        if create or rdb is None:
+            yield optuna.create_study(
+                storage=rdb,
+                study_name=study_name,
+                directions=list(DIRECTIONS),
+                sampler=sampler,
+                load_if_exists=True,
+            )
+        else:
+            yield optuna.load_study(study_name=study_name, storage=rdb, sampler=sampler)
+    finally:
+        if rdb is not None:
+            rdb.engine.dispose()
 
 
-def rdb_storage(url: str) -> optuna.storages.RDBStorage:
-    """An RDB storage; SQLite files get a generous lock timeout for concurrent workers."""
+def rdb_storage(url: str, *, attempts: int = 5) -> optuna.storages.RDBStorage:
+    """An RDB storage; SQLite files get a generous lock timeout for concurrent workers.
+
+    Workers that start together race to create Optuna's tables in an empty database; the
+    loser sees a unique-constraint error and simply retries once the tables exist.
+    """
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
         kwargs["connect_args"] = {"timeout": 60}
-    try:
-        return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
-    except Exception as exc:  # SQLAlchemy's URL/driver errors, translated at the boundary
-        raise InputError("storage", f"cannot open {url!r}: {exc}") from exc
+    for attempt in range(1, attempts + 1):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
+        except sqlalchemy.exc.IntegrityError as exc:
+            if attempt == attempts:
+                raise InputError("storage", f"{url!r}: cannot create the tables ({exc})") from exc
+            time.sleep(0.2 * attempt)
+        except Exception as exc:  # SQLAlchemy's URL/driver errors, translated at the boundary
+            raise InputError("storage", f"cannot open {url!r}: {exc}") from exc
+    raise AssertionError("unreachable")
 
 
 def run_worker(
     spec: SweepSpec, storage: str | None, study_name: str, trials: int, rank: int
 ) -> None:
     """One worker: join the study and run ``trials`` trials (a process target)."""
-    study = open_study(storage, study_name, seed=spec.seed + rank, create=False)
-    study.optimize(make_objective(spec), n_trials=trials)
+    with opened_study(storage, study_name, seed=spec.seed + rank, create=False) as study:
+        study.optimize(make_objective(spec), n_trials=trials)
 
 
 def sweep(
@@ -190,14 +209,14 @@ def sweep(
     embedder = harness_embedder(spec.embedder)
     for conversation in conversations:  # fill the cache once, before any worker starts
         embed_conversation(conversation, embedder)
-    study = open_study(storage, study_name, seed=spec.seed)
     started = time.perf_counter()
-    if workers == 1:
-        callbacks = [] if on_trial is None else [lambda s, t: on_trial(len(s.trials))]
-        study.optimize(make_objective(spec), n_trials=trials, callbacks=callbacks)
-    else:
-        _run_processes(spec, storage, study_name, trials, workers, study, on_trial)
-    return summarize_study(study, storage, time.perf_counter() - started)
+    with opened_study(storage, study_name, seed=spec.seed) as study:
+        if workers == 1:
+            callbacks = [] if on_trial is None else [lambda s, t: on_trial(len(s.trials))]
+            study.optimize(make_objective(spec), n_trials=trials, callbacks=callbacks)
+        else:
+            _run_processes(spec, storage, study_name, trials, workers, study, on_trial)
+        return summarize_study(study, storage, time.perf_counter() - started)
 
 
 def _run_processes(

@@ -13,7 +13,7 @@ from memory_core.harness.sweep import (
     SEARCH_SPACE,
     best_config,
     importances,
-    open_study,
+    opened_study,
     spec_for,
     suggest_config,
     sweep,
@@ -83,8 +83,8 @@ def test_sqlite_study_is_resumed(session_dir: Path, tmp_path: Path) -> None:
 
 
 def test_importances_need_variance() -> None:
-    study = open_study(None, "x")
-    assert importances(study) == {}
+    with opened_study(None, "x") as study:
+        assert importances(study) == {}
 
 
 @pytest.mark.parametrize(
