@@ -8,13 +8,15 @@ Other packages register their tables at import time::
 A clause that looks subjects up in ``events`` must run before ``events`` itself is
 cleared: give it an ``order`` below ``EVENTS_ORDER`` (the default is).
 
-Tables nobody registered (their module was never imported in this process) are not
-missed: any table in the database with a ``session_id`` / ``user_id`` column is
-cleared by that column too, at ``GENERIC_ORDER``.
+The modules in ``TABLE_OWNERS`` (those whose tables the migrations create) are
+imported before erasing, so their registrations count even in a process that never
+used them. Any other table in the database with a ``session_id`` / ``user_id`` column
+is cleared by that column too, at ``GENERIC_ORDER``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -28,6 +30,8 @@ from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
 
 EVENTS_ORDER = 1000
 GENERIC_ORDER = 500
+# modules that define tables of the migration chain and register them here
+TABLE_OWNERS = ("memory_core.knowledge.models", "memory_core.conflicts.models")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,8 @@ def erasable_tables() -> list[Erasable]:
 
 def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
     """Delete the subject's rows in every table that has any; rows deleted per table."""
+    for module in TABLE_OWNERS:
+        importlib.import_module(module)
     deleted: dict[str, int] = {}
     entries = erasable_tables() + _unregistered(session, subject)
     for entry in sorted(entries, key=lambda e: (e.order, e.table.name)):
