@@ -252,6 +252,8 @@ class EventSink:
                     self._inflight = [self._queue.popleft() for _ in range(take)]
                     records = None
                 batch = list(self._inflight)
+                if not batch:
+                    self._draining = False  # a flush of nothing: back to the interval
             if not batch:
                 self._maybe_heartbeat()
                 continue

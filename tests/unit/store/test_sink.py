@@ -239,3 +239,24 @@ def test_a_refused_record_is_skipped_not_retried_forever() -> None:
         sink.flush(timeout=5)
         assert sink.rejected == 1 and sink.written == 8 and sink.healthy
     assert node_order(store) == [f"n{i}" for i in range(9) if i != 5]
+
+
+def test_flushing_an_idle_sink_does_not_spin(
+    store: FlakyStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    idle_rounds = 0
+    original = EventSink._maybe_heartbeat
+
+    def counting(self: EventSink) -> None:
+        nonlocal idle_rounds
+        idle_rounds += 1
+        original(self)
+
+    monkeypatch.setattr(EventSink, "_maybe_heartbeat", counting)
+    with EventSink(store, flush_interval=60) as sink:
+        sink.flush(timeout=5)  # nothing to flush
+        time.sleep(0.3)
+        assert idle_rounds <= 2, f"writer looped {idle_rounds} times while idle"
+        sink(event(1))
+        sink.flush(timeout=5)
+    assert store.events.count() == 1
