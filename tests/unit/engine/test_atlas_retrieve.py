@@ -383,3 +383,21 @@ def test_stats_nodes_and_graph_export(make_atlas: AtlasFactory) -> None:
     info = atlas.session_info("s")
     assert (info["nodes"], info["index"], info["ended"]) == (2, "flat", False)
     assert atlas.sessions() == ["s", "t"]
+
+
+def test_similar_is_read_only_and_scoped(make_atlas: AtlasFactory) -> None:
+    atlas, _ = make_atlas(link_threshold=1.0)
+    probe = atlas.add("probe", session_id="s", embedding=basis(0))
+    near = atlas.add("near", session_id="s", embedding=0.9 * basis(0) + 0.436 * basis(1))
+    far = atlas.add("far", session_id="s", embedding=0.2 * basis(0) + 0.98 * basis(2))
+    gone = atlas.add("gone", session_id="s", embedding=0.95 * basis(0) + 0.312 * basis(3))
+    foreign = atlas.add("foreign", session_id="t", embedding=0.99 * basis(0) + 0.141 * basis(4))
+    atlas.forget(gone.id)
+    before = live_state(atlas)
+    got = atlas.similar(probe.id, k=5)
+    assert [n.id for n, _ in got] == [near.id, far.id]
+    assert got[0][1] == pytest.approx(0.9, abs=1e-3)
+    assert [n.id for n, _ in atlas.similar(probe.id, k=1, cross_session=True)] == [foreign.id]
+    assert live_state(atlas) == before
+    with pytest.raises(InputError):
+        atlas.similar(probe.id, k=0)
