@@ -12,4 +12,3 @@ def test_public_names() -> None:
     public = {n for n in vars(store) if not n.startswith("_")}
     modules = {n for n in public if type(getattr(store, n)).__name__ == "module"}
     assert public - modules == set(store.__all__)
-
