@@ -109,3 +109,13 @@ def test_invalid_session_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtu
     bad.write_text("{}", encoding="utf-8")
     assert main(["simulate", str(bad), "--embedder", "hashing"]) == 2
     assert "bad.json" in capsys.readouterr().err
+
+
+def test_every_params_file_loads_and_tuned_is_the_default() -> None:
+    from memory_core.config import AtlasConfig
+
+    files = sorted((SAMPLES.parent / "params").glob("*.toml"))
+    assert {f.stem for f in files} >= {"tuned", "seed-linear"}
+    for path in files:
+        AtlasConfig.from_toml(path)
+    assert AtlasConfig.from_toml(SAMPLES.parent / "params" / "tuned.toml") == AtlasConfig()
