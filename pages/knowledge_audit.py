@@ -20,6 +20,7 @@ from memory_core.dashboard.knowledge_view import (
     item_label,
     item_row,
     last_seen,
+    literal,
     open_knowledge,
     read_detail,
     read_overview,
@@ -45,9 +46,20 @@ def remember_reviewer() -> None:
     st.session_state[REVIEWER_NAME] = st.session_state.get(AuditKeys.REVIEWER, "")
 
 
+DATE = st.column_config.TextColumn(width=105)
+COLUMNS = {
+    "effective": DATE,
+    "expires": DATE,
+    "last verified": DATE,
+    "content": st.column_config.TextColumn(width="large"),
+    "reason": st.column_config.TextColumn(width="large"),
+    "flag": st.column_config.TextColumn(width="large"),
+}
+
+
 def table(rows: list[dict[str, object]], empty: str) -> None:
     if rows:
-        st.dataframe(rows, hide_index=True, width="stretch")
+        st.dataframe(rows, hide_index=True, width="stretch", column_config=COLUMNS)
     else:
         st.info(empty)
 
@@ -56,7 +68,7 @@ st.title("Knowledge audit")
 try:
     desk = knowledge_desk()
 except AtlasError as exc:
-    st.error(f"The knowledge base is unavailable: {exc}")
+    st.error(literal(f"The knowledge base is unavailable: {exc}"))
     st.stop()
 kb = desk.kb
 
@@ -123,7 +135,7 @@ with tab_import:  # before reading, so the tables below already show what it add
         try:
             report = import_upload(kb, upload.name, upload.getvalue(), actor=reviewer)
         except AtlasError as exc:
-            st.error(str(exc))
+            st.error(literal(str(exc)))
         else:
             st.session_state[AuditKeys.IMPORTED] = (upload.file_id, upload.name, report)
             st.rerun()  # redraw with the button disabled for this upload
@@ -132,14 +144,14 @@ with tab_import:  # before reading, so the tables below already show what it add
         _, name, report = imported
         rejected = len(report.rejected_rows)
         message = f"{name}: {len(report.imported)} rows imported, {rejected} rows rejected."
-        (st.warning if rejected else st.success)(message)
+        (st.warning if rejected else st.success)(literal(message))
         if report.errors:
             st.dataframe(error_rows(report), hide_index=True, width="stretch")
 
 try:
     overview = read_overview(kb, stale_days=stale_days, low_confidence=threshold)
 except AtlasError as exc:
-    st.error(f"Could not read the knowledge base: {exc}")
+    st.error(literal(f"Could not read the knowledge base: {exc}"))
     st.stop()
 
 with summary:
@@ -148,8 +160,10 @@ with summary:
         column.metric(label.capitalize(), count)
     columns[-1].metric("Flagged citations", len(overview.flagged))
     st.caption(
-        f"Database {desk.db.url} · sample knowledge: {desk.sample.added_items} items added "
-        f"on this start, {desk.sample.skipped} already present."
+        literal(
+            f"Database {desk.db.url} · sample knowledge: {desk.sample.added_items} items "
+            f"added on this start, {desk.sample.skipped} already present."
+        )
     )
 
 with tab_items:
@@ -195,19 +209,21 @@ item_id = st.selectbox(
 try:
     detail = read_detail(kb, item_id)
 except AtlasError as exc:
-    st.error(str(exc))
+    st.error(literal(str(exc)))
     st.stop()
 item = detail.item
 
 st.text(item.content)
 st.caption(
-    f"{item.label} · {item.source_kind.value} · status {item.status.value} · "
-    f"confidence {item.confidence:.2f} · {item.citation_count} citations"
-    + (f" · note: {item.review_note}" if item.review_note else "")
+    literal(
+        f"{item.label} · {item.source_kind.value} · status {item.status.value} · "
+        f"confidence {item.confidence:.2f} · {item.citation_count} citations"
+        + (f" · note: {item.review_note}" if item.review_note else "")
+    )
 )
 
 st.markdown("**Versions of this key**")
-st.dataframe(version_rows(detail), hide_index=True, width="stretch")
+st.dataframe(version_rows(detail), hide_index=True, width="stretch", column_config=COLUMNS)
 for step in reversed(detail.history):
     title = (
         f"v{step.from_version} → v{step.to_version}"
@@ -225,7 +241,7 @@ table(audit_rows(detail.audit), "No audit entry.")
 st.subheader("Review")
 outcome = st.session_state.pop(AuditKeys.OUTCOME, None)
 if outcome:
-    st.success(outcome)
+    st.success(literal(outcome))
 actions = allowed_actions(item)
 if blocked:
     st.info(blocked)
@@ -238,7 +254,7 @@ def run(request: ReviewRequest) -> None:
     try:
         result = apply_review(kb, request)
     except AtlasError as exc:
-        st.error(str(exc))
+        st.error(literal(str(exc)))
         return
     st.session_state[AuditKeys.OUTCOME] = result.message
     st.session_state.pop(AuditKeys.NOTE, None)

@@ -8,6 +8,7 @@ against an item someone else changed meanwhile is refused instead of overwriting
 
 from __future__ import annotations
 
+import string
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from memory_core.knowledge.items import (
     ItemStatus,
     KnowledgeItem,
     ReviewAction,
+    SourceKind,
 )
 from memory_core.knowledge.repository import KnowledgeRepository
 from memory_core.knowledge.sample import SampleReport, load_sample_knowledge
@@ -109,9 +111,28 @@ def read_detail(kb: KnowledgeBase, item_id: str) -> ItemDetail:
 
 # -- tables -------------------------------------------------------------------------
 
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def literal(text: str) -> str:
+    """Text for Streamlit's markdown elements (captions, alerts) shown exactly as written.
+
+    Item texts, source names, reviewer names and file names come from users; escaping
+    every ASCII punctuation mark keeps links, emphasis, ``:emoji:`` codes and ``$math$``
+    from being interpreted.
+    """
+    return "".join(f"\\{c}" if c in _PUNCTUATION else c for c in text)
+
 
 def _day(when: datetime | None) -> str:
     return when.strftime("%Y-%m-%d") if when else ""
+
+
+_KIND_LABELS = {
+    SourceKind.FIRST_PARTY_SYSTEM: "1st-party system",
+    SourceKind.SECOND_PARTY_DOCUMENT: "2nd-party document",
+    SourceKind.LEARNED_FROM_EPISODE: "learned",
+}
 
 
 def item_row(item: KnowledgeItem) -> dict[str, Any]:
@@ -120,7 +141,8 @@ def item_row(item: KnowledgeItem) -> dict[str, Any]:
         "key": item.key,
         "version": item.version,
         "status": item.status.value,
-        "source": f"{item.source_name} ({item.source_kind.value})",
+        "source": item.source_name,
+        "kind": _KIND_LABELS[item.source_kind],
         "confidence": round(item.confidence, 2),
         "effective": _day(item.effective_from),
         "expires": _day(item.expires_at),

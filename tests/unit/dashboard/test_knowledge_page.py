@@ -7,6 +7,7 @@ hashing embedder; the shipped sample is loaded on first use.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -26,6 +27,7 @@ from memory_core.dashboard.knowledge_view import (
     filter_items,
     import_upload,
     last_seen,
+    literal,
     open_knowledge,
     read_detail,
     read_overview,
@@ -92,6 +94,11 @@ def select_item(at: AppTest, key: str, version: str) -> None:
     box = at.selectbox(key=AuditKeys.ITEM)
     label = next(o for o in box.options if o.startswith(f"{key} v{version} "))
     box.select_index(box.options.index(label)).run()
+
+
+def plain(markdown: str) -> str:
+    """Undo ``literal``'s backslash escapes."""
+    return re.sub(r"\\(.)", r"\1", markdown)
 
 
 def metric(at: AppTest, label: str) -> int:
@@ -222,7 +229,7 @@ def test_import_shows_row_level_errors(app: AppTest) -> None:
     app.file_uploader(key=AuditKeys.UPLOAD).set_value(("policies.csv", data, "text/csv")).run()
     button(app, "Import").click().run()
     assert not app.exception, app.exception
-    assert any("1 rows imported, 2 rows rejected" in w.value for w in app.warning)
+    assert any("1 rows imported, 2 rows rejected" in plain(w.value) for w in app.warning)
     errors = next(
         df.value for df in app.dataframe if list(df.value.columns) == ["row", "field", "problem"]
     )
@@ -339,3 +346,24 @@ def test_import_upload_json_and_bad_names(desk: tuple[KnowledgeBase, Database]) 
         import_upload(kb, "items.xlsx", b"", actor="frank")
     with pytest.raises(InputError, match="reviewer"):
         import_upload(kb, "items.json", b"[]", actor="")
+
+
+def test_user_text_is_shown_literally(app: AppTest) -> None:
+    hostile = "[click](javascript:alert(1)) <b>bold</b> *x* :smile: $x$"
+    row = f'policy.hostile,"{hostile}",second_party_document,Wiki_[x](y),1.0,2025-01-01,,0.9\n'
+    with_reviewer(app, "mallory*")
+    app.file_uploader(key=AuditKeys.UPLOAD).set_value(
+        ("hostile.csv", (HEADER + row).encode(), "text/csv")
+    ).run()
+    button(app, "Import").click().run()
+    select_item(app, "policy.hostile", "1.0")
+    assert app.text[0].value == hostile  # st.text: never markdown, never HTML
+    caption = next(c.value for c in app.caption if "Wiki_" in plain(c.value))
+    assert "\\[x\\]\\(y\\)" in caption and plain(caption).startswith("Wiki_[x](y) v1.0")
+
+
+def test_literal_escapes_all_markdown_punctuation() -> None:
+    text = "[a](javascript:b) *c* _d_ `e` :smile: $f$ <i>g</i> #h"
+    escaped = literal(text)
+    assert plain(escaped) == text
+    assert not re.search(r"(?<!\\)[\[\]()*_`:$<>#]", escaped)
