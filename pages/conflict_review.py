@@ -1,10 +1,187 @@
-"""Conflict review: placeholder until the conflict-judge issue lands."""
+"""Conflict review: contradictions the guard queued, side by side, with audited undoable actions."""
 
 import streamlit as st
 
-st.title("Conflict review")
-st.info(
-    "Coming with the conflict-judge issue: pairs of memories the judge flags as contradicting "
-    "or superseding each other, with its reasons; a reviewer approves (the older memory is "
-    "deprecated or superseded) or rejects. Actions are idempotent and audited."
+from memory_core.conflicts.items import ReviewAction
+from memory_core.conflicts.judge import KINDS
+from memory_core.dashboard.conflict_view import (
+    ACTION_LABELS,
+    BULK_ACTIONS,
+    STATUS_CHOICES,
+    ConflictKeys,
+    audit_rows,
+    decision_lines,
+    desk_for,
+    item_filter,
+    item_label,
+    neighbourhood,
+    queue_rows,
+    side_by_side,
+    undoable,
 )
+from memory_core.dashboard.graph_view import build_graph
+from memory_core.dashboard.shared import live_system
+from memory_core.errors import AtlasError
+
+system = live_system()
+atlas = system.atlas
+desk = desk_for(atlas, system.recording.db)
+queue = desk.queue
+K = ConflictKeys
+
+st.title("Conflict review")
+st.caption(
+    "Contradictions found in the live atlas: the policy resolves clear cases itself and "
+    "queues the rest here. "
+    + (
+        "The queue is stored in the database."
+        if desk.persisted
+        else "Recording is off: the queue lives in memory."
+    )
+)
+flash = st.session_state.pop(K.FLASH, None)
+if flash:
+    st.success(flash)
+
+with st.expander("Write a memory through the conflict guard, or scan the atlas"):
+    with st.form("conflict_write"):
+        text = st.text_area("Memory", key=K.WRITE_TEXT)
+        w1, w2 = st.columns(2)
+        session = w1.text_input("Session", value="review", key=K.WRITE_SESSION)
+        confidence = w2.slider("Confidence", 0.0, 1.0, 1.0, 0.05, key=K.WRITE_CONFIDENCE)
+        written = st.form_submit_button("Write")
+    if written:
+        try:
+            for line in decision_lines(
+                desk.guard.add(text, session_id=session, confidence=confidence)
+            ):
+                st.text(line)
+        except AtlasError as exc:
+            st.error(str(exc))
+    if st.button(
+        "Scan the atlas for contradictions", help="Queues every contradiction among active memories"
+    ):
+        st.text(f"{len(desk.guard.scan())} contradicting pairs are in the queue.")
+
+counts = queue.counts()
+m1, m2, m3 = st.columns(3)
+m1.metric("Open", counts.open)
+m2.metric("Resolved", counts.resolved)
+m3.metric("Open by kind", ", ".join(f"{k} {v}" for k, v in counts.open_by_kind.items()) or "—")
+
+f1, f2, f3, f4, f5 = st.columns([1, 2, 1, 2, 1])
+status = f1.selectbox("Status", STATUS_CHOICES, key=K.STATUS)
+kinds = f2.multiselect("Kind", [k for k in KINDS if k != "none"], key=K.KINDS)
+session_filter = f3.text_input("Session", key=K.SESSION)
+text_filter = f4.text_input("Text contains", key=K.TEXT)
+min_score = f5.number_input("Min score", 0.0, 1.0, 0.0, 0.05, key=K.MIN_SCORE)
+try:
+    flt = item_filter(status, kinds, session_filter, text_filter, min_score)
+    items = queue.items(flt, limit=200)
+    total = queue.count(flt)
+except AtlasError as exc:
+    st.error(str(exc))
+    st.stop()
+st.caption(f"{total} matching items" + (" (first 200 shown)" if total > 200 else ""))
+if not items:
+    st.info("Nothing to review. Write contradicting memories above, or scan the atlas.")
+    st.stop()
+st.dataframe(queue_rows(items), hide_index=True, width="stretch")
+labels = {i.id: item_label(i) for i in items}
+
+reviewer = st.text_input("Reviewer (required for every action)", key=K.REVIEWER)
+
+open_ids = [i.id for i in items if i.status.value == "open"]
+with st.expander(f"Bulk action ({len(open_ids)} open items shown)"):
+    chosen = st.multiselect("Items", open_ids, format_func=labels.__getitem__, key=K.BULK)
+    bulk_action = st.selectbox(
+        "Action", BULK_ACTIONS, format_func=ACTION_LABELS.__getitem__, key=K.BULK_ACTION
+    )
+    if st.button("Apply to the selected items", disabled=not chosen):
+        try:
+            done = desk.review.act_many(chosen, bulk_action, reviewer=reviewer)
+            st.session_state[K.FLASH] = f"{bulk_action.value} applied to {len(done)} items."
+            st.rerun()
+        except AtlasError as exc:
+            st.error(str(exc))
+
+selected = st.selectbox("Item", list(labels), format_func=labels.__getitem__, key=K.ITEM)
+item = queue.get(selected)
+old_html, new_html = side_by_side(item)
+left, right = st.columns(2)
+left.subheader("Old")
+left.caption(f"{item.old_id} · session {item.old_session_id}")
+left.html(old_html)
+right.subheader("New")
+right.caption(f"{item.new_id or '(folded into the old memory)'} · session {item.session_id}")
+right.html(new_html)
+st.text(
+    f"{item.kind} · score {item.score:.2f} · similarity {item.similarity:.2f} · "
+    f"suggested: {item.suggested.value} · status: {item.status.value}"
+    + (f" ({item.resolution.value} by {item.resolved_by})" if item.resolution else "")
+)
+st.text(f"Detector: {item.reason}")
+
+if item.status.value == "open":
+    a1, a2, a3 = st.columns(3)
+    clicked = None
+    for column, action in zip((a1, a2, a3), BULK_ACTIONS, strict=True):
+        if column.button(
+            ACTION_LABELS[action], key=f"conflict_{action.value}_{item.id}", width="stretch"
+        ):
+            clicked = action
+    merged = st.text_area(
+        "Merged text (replaces both)", value=item.new_text, key=f"{K.MERGED}_{item.id}"
+    )
+    if st.button(ACTION_LABELS[ReviewAction.EDIT_MERGE], key=f"conflict_edit_merge_{item.id}"):
+        clicked = ReviewAction.EDIT_MERGE
+    if clicked is not None:
+        try:
+            entry = desk.review.act(item.id, clicked, reviewer=reviewer, merged_text=merged)
+            st.session_state[K.FLASH] = f"{clicked.value} recorded as audit entry #{entry.id}."
+            st.rerun()
+        except AtlasError as exc:
+            st.error(str(exc))
+
+st.subheader("Audit trail")
+entries = queue.audit(item.id)
+if entries:
+    st.dataframe(audit_rows(entries), hide_index=True, width="stretch")
+    revertible = undoable(entries)
+    if revertible:
+        u1, u2 = st.columns([3, 1], vertical_alignment="bottom")
+        undo_id = u1.selectbox(
+            "Entry to undo",
+            [e.id for e in revertible],
+            format_func=lambda i: f"#{i}",
+            key=f"{K.UNDO}_{item.id}",
+        )
+        if u2.button("Undo", key=f"conflict_undo_button_{item.id}"):
+            try:
+                undo = desk.review.undo(undo_id, reviewer=reviewer)
+                st.session_state[K.FLASH] = f"Entry #{undo_id} undone (audit entry #{undo.id})."
+                st.rerun()
+            except AtlasError as exc:
+                st.error(str(exc))
+else:
+    st.caption("No action on this item yet.")
+
+st.subheader("Graph neighbourhood")
+nodes, edges = neighbourhood(atlas, item)
+if nodes:
+    cfg = atlas.config
+    pair = {i: 1.0 for i in (item.old_id, item.new_id) if i is not None}
+    view = build_graph(
+        nodes,
+        edges,
+        weight_range=(cfg.weight_floor, cfg.weight_cap),
+        highlight=pair,
+        max_nodes=len(nodes),
+        height_px=360,
+    )
+    st.iframe(view.html, height=368)
+    st.caption(
+        f"The pair (red rings) and {len(nodes) - len(pair)} neighbours; {view.edge_count} links."
+    )
+else:
+    st.caption("Neither memory is in the atlas any more.")

@@ -38,6 +38,11 @@ def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True
         help="set max_nodes per conversation to this share of its turns, e.g. 0.25",
     )
     parser.add_argument(
+        "--conflicts",
+        action="store_true",
+        help="write through the conflict guard: contradictions resolved automatically",
+    )
+    parser.add_argument(
         "--embedder",
         choices=sorted(EMBEDDERS),
         default="minilm",
@@ -52,6 +57,7 @@ def replay_settings(args: argparse.Namespace, policy: str | None = None) -> Repl
         context_k=args.context_k,
         link_top=min(3, args.context_k),
         capacity_fraction=args.capacity_fraction,
+        conflicts=bool(getattr(args, "conflicts", False)),
     )
 
 

@@ -119,10 +119,11 @@ class ConflictReview:
         """Apply ``action`` to an open item; a repeat of the applied action is a no-op."""
         who = require_reviewer(reviewer)
         chosen = _action(action)
-        if chosen is ReviewAction.EDIT_MERGE:
-            merged_text = check.content(
-                merged_text, self.atlas.config.max_content_chars, "merged_text"
-            )
+        merged_text = (
+            check.content(merged_text, self.atlas.config.max_content_chars, "merged_text")
+            if chosen is ReviewAction.EDIT_MERGE
+            else None  # only a merge has a text of its own
+        )
         with self._lock, self.atlas.lock:
             item = self.queue.get(item_id)
             at = to_datetime(self.atlas.clock.now())

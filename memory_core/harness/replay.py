@@ -66,6 +66,8 @@ class ReplaySettings:
     link_top: int = 3
     trajectory_every: int = 1
     capacity_fraction: float | None = None
+    conflicts: bool = False
+    """Writes go through a ``ConflictGuard`` with automatic resolution (``atlas`` only)."""
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -83,6 +85,8 @@ class ReplaySettings:
             isinstance(fraction, (int, float)) and 0 < fraction <= 1 and math.isfinite(fraction)
         ):
             raise InputError("capacity_fraction", f"must be in (0, 1], got {fraction!r}")
+        if self.conflicts and self.policy != "atlas":
+            raise InputError("conflicts", f"needs policy 'atlas', got {self.policy!r}")
 
     def config_for(self, conversation: Conversation, config: AtlasConfig) -> AtlasConfig:
         """The configuration a conversation runs under (capacity fraction applied)."""
@@ -177,7 +181,11 @@ def replay_conversation(
     run_config = settings.config_for(conversation, config)
     turns = sum(len(s.turns) for s in conversation.sessions)
     clock = ManualClock(conversation.sessions[0].started_at)
-    policy = make_policy(settings.policy, run_config, embedder, clock)
+    policy = (
+        _guarded_policy(run_config, embedder, clock)
+        if settings.conflicts
+        else make_policy(settings.policy, run_config, embedder, clock)
+    )
     index = EvidenceIndex(conversation.key_facts)
     samples: list[np.ndarray] = []
     sample_times: list[float] = []
@@ -225,6 +233,13 @@ def replay_conversation(
         trajectory_times=tuple(sample_times),
     )
     return Replay(result, policy, dict(vectors), run_config, conversation, stored)
+
+
+def _guarded_policy(config: AtlasConfig, embedder: Embedder, clock: ManualClock) -> MemoryPolicy:
+    # imported on use: the conflicts package builds on the harness's AtlasPolicy
+    from memory_core.conflicts.guarded_policy import GuardedAtlasPolicy
+
+    return GuardedAtlasPolicy(config, embedder, clock)
 
 
 def replay_all(

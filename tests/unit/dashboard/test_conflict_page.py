@@ -1,0 +1,198 @@
+"""The conflict review page in Streamlit's AppTest, plus its logic module without a UI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+from memory_core.conflicts import Span
+from memory_core.conflicts.items import ItemStatus, ReviewAction, ReviewItem
+from memory_core.dashboard.conflict_view import (
+    ConflictKeys,
+    audit_rows,
+    desk_for,
+    item_filter,
+    marked_html,
+    neighbourhood,
+    side_by_side,
+    word_diff,
+)
+from memory_core.errors import InputError
+
+ROOT = Path(__file__).resolve().parents[3]
+PAGE = str(ROOT / "pages" / "conflict_review.py")
+K = ConflictKeys
+
+
+@pytest.fixture
+def app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AppTest]:
+    monkeypatch.setenv("ATLAS_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("ATLAS_DASHBOARD_EMBEDDER", "hashing")
+    monkeypatch.setenv("ATLAS_DASHBOARD_RECORD", "0")
+    st.cache_resource.clear()
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    yield at
+    st.cache_resource.clear()
+
+
+def write(at: AppTest, text: str, confidence: float = 1.0, session: str = "review") -> AppTest:
+    at.text_area(key=K.WRITE_TEXT).set_value(text)
+    at.text_input(key=K.WRITE_SESSION).set_value(session)
+    at.slider(key=K.WRITE_CONFIDENCE).set_value(confidence)
+    next(b for b in at.button if b.label == "Write").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def metric(at: AppTest, label: str) -> str:
+    return str(next(m for m in at.metric if m.label == label).value)
+
+
+def click(at: AppTest, label: str) -> AppTest:
+    next(b for b in at.button if b.label == label).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def queued_pair(at: AppTest, old: str, new: str) -> AppTest:
+    """A hesitant newer statement (0.55) against a 0.5 one: the policy asks a human."""
+    write(at, old, confidence=0.5)
+    return write(at, new, confidence=0.55)
+
+
+def test_empty_queue(app: AppTest) -> None:
+    assert app.title[0].value == "Conflict review"
+    assert metric(app, "Open") == "0"
+    assert any("Nothing to review" in i.value for i in app.info)
+
+
+def test_a_queued_pair_is_shown_escaped_side_by_side(app: AppTest) -> None:
+    old = "<b>Note</b>: the budget is 5000 euros."
+    queued_pair(app, old, "<script>x</script> The budget is now 6000 euros.")
+    assert metric(app, "Open") == "1"
+    frame = app.dataframe[0].value
+    assert list(frame["kind"]) == ["value_change"]
+    assert list(frame["old"]) == [old]  # dataframes show the text as it is
+    bodies = [h.proto.body for h in app.get("html")]
+    assert any("&lt;b&gt;Note&lt;/b&gt;" in b and "5000 euros</mark>" in b for b in bodies)
+    assert any("&lt;script&gt;" in b and "6000 euros</mark>" in b for b in bodies)
+    assert not any("<script>" in b or "<b>" in b for b in bodies)
+
+
+def test_an_action_needs_a_reviewer_and_can_be_undone(app: AppTest) -> None:
+    queued_pair(app, "The budget is 5000 euros.", "The budget is now 6000 euros.")
+    click(app, "Accept new")
+    assert any("reviewer" in e.value for e in app.error)
+    assert metric(app, "Open") == "1"
+
+    app.text_input(key=K.REVIEWER).set_value("ana").run()
+    click(app, "Accept new")
+    assert any("accept_new recorded" in s.value for s in app.success)
+    assert (metric(app, "Open"), metric(app, "Resolved")) == ("0", "1")
+    app.selectbox(key=K.STATUS).set_value("all").run()
+    audit = app.dataframe[-1].value
+    assert list(audit["action"]) == ["accept_new"] and list(audit["reviewer"]) == ["ana"]
+
+    click(app, "Undo")
+    assert any("undone" in s.value for s in app.success)
+    assert metric(app, "Open") == "1"
+    assert list(app.dataframe[-1].value["action"]) == ["undo", "accept_new"]
+
+
+def test_bulk_keep_both(app: AppTest) -> None:
+    queued_pair(app, "The budget is 5000 euros.", "The budget is now 6000 euros.")
+    queued_pair(app, "The meeting is on Tuesday.", "The meeting moved to Thursday.")
+    assert metric(app, "Open") == "2"
+    app.text_input(key=K.REVIEWER).set_value("ana").run()
+    box = app.multiselect(key=K.BULK)
+    box.set_value(list(box.options and [o for o in app.dataframe[0].value["id"]])).run()
+    app.selectbox(key=K.BULK_ACTION).set_value(ReviewAction.KEEP_BOTH).run()
+    click(app, "Apply to the selected items")
+    assert (metric(app, "Open"), metric(app, "Resolved")) == ("0", "2")
+
+
+def test_scan_finds_the_open_pair_again_without_duplicating_it(app: AppTest) -> None:
+    queued_pair(app, "The budget is 5000 euros.", "The budget is now 6000 euros.")
+    click(app, "Scan the atlas for contradictions")
+    assert any("1 contradicting pairs" in t.value for t in app.text)
+    assert metric(app, "Open") == "1"
+
+
+# -- the logic, without a UI ----------------------------------------------------------
+
+
+def item(old: str, new: str, spans: tuple[Span, ...] = ()) -> ReviewItem:
+    return ReviewItem(
+        id="i1",
+        status=ItemStatus.OPEN,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        old_id="a",
+        old_text=old,
+        old_session_id="s",
+        new_id="b",
+        new_text=new,
+        session_id="s",
+        similarity=0.8,
+        score=0.9,
+        reason="r",
+        kind="value_change",
+        suggested=ReviewAction.ACCEPT_NEW,
+        spans=spans,
+    )
+
+
+def test_marked_html_escapes_before_marking() -> None:
+    out = marked_html("a <i>b</i> & c", [(2, 10), (8, 12)])
+    assert out.startswith("a <mark") and "&lt;i&gt;b&lt;/i&gt; &amp;" in out
+    assert out.count("<mark") == 1  # overlapping ranges merged
+    assert marked_html("abc", [(5, 9)]) == "abc"
+
+
+def test_word_diff_marks_only_the_changed_words() -> None:
+    a, b = "The budget is 5000 euros.", "The budget is now 6000 euros."
+    ra, rb = word_diff(a, b)
+    assert [a[s:e] for s, e in ra] == ["5000"]
+    assert [b[s:e] for s, e in rb] == ["now 6000"]
+
+
+def test_side_by_side_prefers_valid_judge_spans() -> None:
+    old, new = "The budget is 5000.", "The budget is 6000."
+    good = item(old, new, (Span("a", 14, 18, "5000"), Span("b", 14, 18, "6000")))
+    left, right = side_by_side(good)
+    assert "5000</mark>" in left and "6000</mark>" in right
+    stale = item(old, new, (Span("a", 0, 3, "xyz"),))  # does not match: falls back to a diff
+    assert "5000.</mark>" in side_by_side(stale)[0]
+
+
+def test_filters_and_audit_rows() -> None:
+    flt = item_filter("resolved", ["negation"], "s1", " hi ", 0.5)
+    assert (flt.status, flt.kinds, flt.session_id, flt.text) == (
+        ItemStatus.RESOLVED,
+        ("negation",),
+        "s1",
+        "hi",
+    )
+    assert item_filter("all").status is None
+    with pytest.raises(InputError, match="status"):
+        item_filter("pending")
+    atlas = ElasticMemoryAtlas(AtlasConfig(), embedder=HashingEmbedder(32), clock=ManualClock())
+    desk = desk_for(atlas, None)
+    assert desk_for(atlas, None) is desk and not desk.persisted
+    desk.guard.add("The budget is 5000 euros.", session_id="s", confidence=0.5)
+    (d,) = desk.guard.add(
+        "The budget is now 6000 euros.", session_id="s", confidence=0.55
+    ).decisions
+    entry = desk.review.act(d.item_id, "keep_old", reviewer="ana")
+    (row,) = audit_rows([entry])
+    assert row["action"] == "keep_old" and "deprecated 0.30" in row["after"]
+    nodes, edges = neighbourhood(atlas, desk.queue.get(d.item_id))
+    assert {n.id for n in nodes} >= {d.existing_id}
+    assert all(e.source_id in {n.id for n in nodes} for e in edges)
