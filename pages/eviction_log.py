@@ -47,9 +47,8 @@ since = until = None
 times = sorted({r.at for r in memory_rows})
 if not from_db and len(times) >= 2:
     low, high = to_datetime(times[0]), to_datetime(times[-1]) + timedelta(seconds=1)
-    since, until = st.slider(
-        "Time range", low, high, (low, high), format="YYYY-MM-DD HH:mm", key="evictions_range"
-    )
+    # No key: when new evictions widen the range, the slider starts over at the full range.
+    since, until = st.slider("Time range", low, high, (low, high), format="YYYY-MM-DD HH:mm")
 s1, s2, s3 = st.columns(3)
 sort_options = DB_SORT_KEYS if from_db else SORT_KEYS
 sort_by = s1.selectbox("Sort by", sort_options, key="evictions_sort")

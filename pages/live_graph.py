@@ -4,8 +4,8 @@ import streamlit as st
 
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
-from memory_core.dashboard.panels import counters, graph_panel, inspector, legend
-from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
+from memory_core.dashboard.shared import atlas_version, current_atlas, dashboard_state, live_system
 from memory_core.dashboard.state import AtlasSource
 
 system = live_system()
@@ -31,6 +31,7 @@ def live_view() -> None:
     graph_panel(
         atlas,
         state.node_filter,
+        version=atlas_version(atlas),
         highlight=state.highlight if is_live else None,
         max_nodes=max_nodes,
         size_by=size_by,
@@ -38,7 +39,7 @@ def live_view() -> None:
 
 
 playing = is_live and system.player.status().state is PlayerState.PLAYING
-st.fragment(live_view, run_every=1.0 if playing else None)()
+st.fragment(live_view, run_every=GRAPH_REFRESH if playing else None)()
 legend()
 
 st.subheader("Node inspector")

@@ -47,7 +47,13 @@ with chat_col:
         with st.chat_message(entry.role):
             st.text(entry.text)
 with graph_col:
-    graph_panel(system.atlas, state.node_filter, highlight=state.highlight, height=460)
+    graph_panel(
+        system.atlas,
+        state.node_filter,
+        version=system.buffer.last_seq,
+        highlight=state.highlight,
+        height=460,
+    )
     legend()
 
 st.subheader("Why these memories: score breakdown of the last recall")

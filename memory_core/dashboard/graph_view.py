@@ -17,9 +17,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
-from plotly.colors import sample_colorscale
+import numpy as np
+from jinja2 import Template
+from plotly.colors import sequential, unlabel_rgb
 from pyvis.network import Network
 
 from memory_core.errors import InputError
@@ -31,7 +34,9 @@ DEFAULT_MAX_NODES = 150
 MAX_DRAWN_NODES = 1_000
 LABEL_CHARS = 28
 TOOLTIP_CHARS = 600
-WEIGHT_COLORSCALE = "Viridis_r"
+_PALETTE = np.array([unlabel_rgb(c) for c in sequential.Blues], dtype=float)
+COLOR_FLOOR = 0.2
+"""Weakest memories use this point of the scale, so they stay visible on white."""
 GREY = "#c8c8c8"
 HIGHLIGHT_BORDER = "#e11d48"
 
@@ -71,7 +76,7 @@ _OPTIONS: dict[str, Any] = {
         "enabled": True,
         "solver": "forceAtlas2Based",
         "forceAtlas2Based": {"gravitationalConstant": -40, "springLength": 90},
-        "stabilization": {"enabled": True, "iterations": 250, "fit": True},
+        "stabilization": {"enabled": True, "iterations": 150, "fit": True},
     },
     "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
     "nodes": {"font": {"size": 12, "face": "sans-serif"}, "borderWidth": 1},
@@ -125,11 +130,15 @@ def select_drawn(nodes: Sequence[MemoryNode], max_nodes: int) -> tuple[list[Memo
     return ranked[:max_nodes], max(0, len(ranked) - max_nodes)
 
 
-def weight_color(weight: float, low: float, high: float) -> str:
-    """Colour of a weight on the shared scale (light = weak, dark = strong)."""
+def weight_colors(weights: Sequence[float], low: float, high: float) -> list[str]:
+    """Colours of weights on the shared scale (pale blue = weak, dark blue = strong)."""
+    w = np.asarray(weights, dtype=float)
     span = high - low
-    t = 0.0 if span <= 0 else min(1.0, max(0.0, (weight - low) / span))
-    return str(sample_colorscale(WEIGHT_COLORSCALE, [t])[0])
+    t = np.zeros_like(w) if span <= 0 else np.clip((w - low) / span, 0.0, 1.0)
+    t = COLOR_FLOOR + (1.0 - COLOR_FLOOR) * t
+    stops = np.linspace(0.0, 1.0, len(_PALETTE))
+    rgb = np.stack([np.interp(t, stops, _PALETTE[:, c]) for c in range(3)], axis=1)
+    return [f"rgb({r:.0f}, {g:.0f}, {b:.0f})" for r, g, b in rgb]
 
 
 def node_size(node: MemoryNode, degree: int, size_by: SizeBy) -> float:
@@ -189,9 +198,9 @@ def build_graph(
         degree[e.source_id] += 1
         degree[e.target_id] += 1
     net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
-    low, high = weight_range
-    for node in kept:
-        net.add_node(node.id, **_node_attrs(node, degree[node.id], size_by, low, high, highlight))
+    colors = weight_colors([n.weight for n in kept], *weight_range)
+    for node, color in zip(kept, colors, strict=True):
+        net.add_node(node.id, **_node_attrs(node, degree[node.id], size_by, color, highlight))
     for e in drawn_edges:
         style = RELATION_STYLES[e.relation]
         net.add_edge(
@@ -216,12 +225,11 @@ def _node_attrs(
     node: MemoryNode,
     degree: int,
     size_by: SizeBy,
-    low: float,
-    high: float,
+    color: str,
     highlight: Mapping[str, float],
 ) -> dict[str, Any]:
     active = node.status is MemoryStatus.ACTIVE
-    fill = weight_color(node.weight, low, high) if active else GREY
+    fill = color if active else GREY
     score = highlight.get(node.id)
     border = HIGHLIGHT_BORDER if score is not None else ("#555555" if active else GREY)
     return {
@@ -236,11 +244,18 @@ def _node_attrs(
     }
 
 
+@cache
+def _template() -> Template:
+    """pyvis's page template, compiled once: it inlines ~700 kB of JavaScript, and
+    pyvis would otherwise re-lex all of it for every graph."""
+    probe = Network(cdn_resources="in_line")
+    return probe.templateEnv.get_template(probe.path)
+
+
 def _render(net: Network) -> str:
     """pyvis's template with the innerHTML popup forced off, then made self-contained."""
     nodes, edges, heading, height, width, options = net.get_network_data()
-    template = net.templateEnv.get_template(net.path)
-    html: str = template.render(
+    html: str = _template().render(
         height=height,
         width=width,
         nodes=nodes,

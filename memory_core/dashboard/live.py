@@ -124,7 +124,10 @@ class LiveSystem:
     def from_env(cls) -> LiveSystem:
         """Build with the environment's embedder and recording choice (read at call time)."""
         record = os.environ.get(RECORD_ENV, "1").strip() != "0"
-        return cls(embedder=embedder_from_env(), record=record)
+        embedder = embedder_from_env()
+        # The model's first call is slow: pay it behind the spinner (past any cache).
+        getattr(embedder, "inner", embedder).embed(["warm up"])
+        return cls(embedder=embedder, record=record)
 
     def skip_ahead(self, hours: float) -> dict[str, int]:
         """Let ``hours`` pass on the atlas clock and run a decay pass; returns evictions."""

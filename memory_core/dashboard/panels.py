@@ -25,6 +25,11 @@ from memory_core.dashboard.graph_view import (
 from memory_core.dashboard.inspector import node_details, node_options
 from memory_core.errors import NotFoundError
 
+_MEMO = "_graph_memo"
+STATUS_REFRESH = 1.0
+"""Seconds between refreshes of counters while something plays."""
+GRAPH_REFRESH = 3.0
+"""Seconds between redraws of the graph while something plays (a redraw re-lays it out)."""
 _SHAPE_WORDS = {
     "star": "★ star",
     "dot": "● dot",
@@ -38,24 +43,46 @@ def graph_panel(
     atlas: ElasticMemoryAtlas,
     flt: NodeFilter,
     *,
+    version: int,
     highlight: Mapping[str, float] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     size_by: SizeBy = "importance",
     height: int = 540,
 ) -> GraphView:
-    """Draw the filtered graph (strongest ``max_nodes``) in an iframe and say what is hidden."""
-    nodes = flt.apply(atlas.nodes())
-    cfg = atlas.config
-    view = build_graph(
-        nodes,
-        atlas.edges(),
-        weight_range=(cfg.weight_floor, cfg.weight_cap),
-        highlight=highlight,
-        max_nodes=max_nodes,
-        size_by=size_by,
-        height_px=height,
+    """Draw the filtered graph (strongest ``max_nodes``) in an iframe and say what is hidden.
+
+    ``version`` changes whenever the atlas does (the live buffer's last sequence number);
+    while it stays the same the previous drawing is reused, so polling pages stay cheap
+    and do not starve the demo thread of the GIL.
+    """
+    key = (
+        id(atlas),
+        version,
+        flt,
+        tuple(sorted((highlight or {}).items())),
+        max_nodes,
+        size_by,
+        height,
     )
-    if not nodes:
+    memo = st.session_state.get(_MEMO)
+    if memo is not None and memo[0] == key:
+        view: GraphView = memo[1]
+        empty: bool = memo[2]
+    else:
+        nodes = flt.apply(atlas.nodes())
+        cfg = atlas.config
+        view = build_graph(
+            nodes,
+            atlas.edges(),
+            weight_range=(cfg.weight_floor, cfg.weight_cap),
+            highlight=highlight,
+            max_nodes=max_nodes,
+            size_by=size_by,
+            height_px=height,
+        )
+        empty = not nodes
+        st.session_state[_MEMO] = (key, view, empty)
+    if empty:
         st.info("No memories to draw yet." if not flt.active else "No memory matches the filters.")
         return view
     st.iframe(view.html, height=height + 8, alt="Memory graph")
@@ -70,7 +97,7 @@ def legend() -> None:
     )
     with st.expander("How to read the graph"):
         st.text(
-            "Colour: weight (pale yellow = weak, dark purple = strong). Grey = deprecated, "
+            "Colour: weight (pale blue = weak, dark blue = strong). Grey = deprecated, "
             "superseded or tombstoned.\n"
             f"Shape: {kinds}.\n"
             "Size: importance (or number of links).  Red ring: retrieved by the playground.\n"
@@ -78,9 +105,10 @@ def legend() -> None:
         )
 
 
-def counters(atlas: ElasticMemoryAtlas) -> None:
+def counters(atlas: ElasticMemoryAtlas, *, per_row: int = 4) -> None:
     stats = atlas.stats()
-    c1, c2, c3, c4 = st.columns(4)
+    cells = [c for _ in range(4 // per_row) for c in st.columns(per_row)]
+    c1, c2, c3, c4 = cells
     c1.metric("Memories", stats["nodes"])
     c2.metric("Links", stats["edges"])
     c3.metric("Evicted", stats["evicted_total"])

@@ -34,3 +34,9 @@ def current_atlas() -> tuple[ElasticMemoryAtlas, str]:
     if state.source is not AtlasSource.LIVE and loaded is not None:
         return loaded.atlas, loaded.label
     return live_system().atlas, "live atlas"
+
+
+def atlas_version(atlas: ElasticMemoryAtlas) -> int:
+    """Changes whenever ``atlas`` does: the live event count; loaded atlases never change."""
+    system = live_system()
+    return system.buffer.last_seq if atlas is system.atlas else 0

@@ -1,0 +1,112 @@
+"""A real dashboard server and a real headless Chromium for the browser tests.
+
+The server runs ``streamlit run app.py`` on a free loopback port with the real MiniLM
+embedder (offline; ``ATLAS_E2E_EMBEDDER=hashing`` swaps in the fast fake) and a
+throw-away data directory. Chromium is Debian's (``make
+chromium``); Playwright is never allowed to download a browser.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[2]
+STARTUP_TIMEOUT = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    data = tmp_path_factory.mktemp("atlas-data")
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        # One intra-op thread: on a busy machine torch's spinning OpenMP threads turn a
+        # 20 ms sentence embedding into seconds.
+        "OMP_NUM_THREADS": "1",
+        "ATLAS_DATA_DIR": str(data),
+        # MiniLM by default; ATLAS_E2E_EMBEDDER=hashing for a quick run on a busy machine.
+        "ATLAS_DASHBOARD_EMBEDDER": os.environ.get("ATLAS_E2E_EMBEDDER", "minilm"),
+    }
+    env.pop("ATLAS_DATABASE_URL", None)
+    log = (data / "streamlit.log").open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.headless", "true",
+            "--server.port", str(port),
+            "--server.address", "127.0.0.1",
+            "--browser.gatherUsageStats", "false",
+        ],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited early:\n{(data / 'streamlit.log').read_text()}")
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=2).text.strip() == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("streamlit did not report healthy in time")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("chromium is not installed; run `make chromium`")
+    with sync_playwright() as pw:
+        instance = pw.chromium.launch(
+            executable_path=executable,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1440, "height": 1000})
+    tab = context.new_page()
+    yield tab
+    context.close()

@@ -1,0 +1,187 @@
+"""Every dashboard page in headless Chromium: renders, plays, and never runs memory text.
+
+Tests share one server (and so one live atlas) and run in file order: the demo fills
+the atlas, the page tour screenshots it, the hostile-text test adds payloads on top.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Frame, Page, expect
+
+pytestmark = pytest.mark.e2e
+
+PAGES = {
+    "demo_player": "Demo player",
+    "live_graph": "Live graph",
+    "playground": "Playground",
+    "weights": "Weight distribution",
+    "eviction_log": "Eviction log",
+    "ab_tuning": "A/B tuning",
+    "conflict_review": "Conflict review",
+    "knowledge_audit": "Knowledge audit",
+}
+HOSTILE = (
+    "<script>window.__pwned=1</script> remember the launch code",
+    '<img src=x onerror="window.__pwned=1"> the hotel photo',
+    '[click me](javascript:window.__pwned=1) and <a href="javascript:window.__pwned=1">x</a>',
+    'a note with href="#" in it <svg onload="window.__pwned=1"></svg>',
+)
+LOAD_TIMEOUT = 120_000  # first page load includes loading MiniLM
+APP_READY = "[data-testid=stApp][data-test-script-state=notRunning]"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def screenshot_dirs() -> list[Path]:
+    """``artifacts/`` always, plus ``$ATLAS_SCREENSHOT_DIR`` (``make screenshots``)."""
+    dirs = [ROOT / "artifacts"]
+    extra = os.environ.get("ATLAS_SCREENSHOT_DIR")
+    if extra:
+        dirs.append(ROOT / extra)
+    for folder in dirs:
+        folder.mkdir(parents=True, exist_ok=True)
+    return dirs
+
+
+def wait_ready(page: Page, timeout: float = 60_000) -> None:
+    page.wait_for_selector("h1", timeout=timeout)
+    page.wait_for_selector(APP_READY, timeout=timeout)
+
+
+def open_page(page: Page, base: str, slug: str) -> None:
+    page.goto(f"{base}/{'' if slug == 'demo_player' else slug}")
+    page.wait_for_selector("h1", timeout=LOAD_TIMEOUT)
+    expect(page.locator("h1").first).to_contain_text(PAGES[slug], timeout=LOAD_TIMEOUT)
+    wait_ready(page, LOAD_TIMEOUT)
+    assert page.locator("[data-testid=stException]").count() == 0, page.inner_text("body")
+
+
+def metric(page: Page, label: str) -> int:
+    box = page.locator("[data-testid=stMetric]", has_text=label).first
+    return int(box.locator("[data-testid=stMetricValue]").inner_text().strip())
+
+
+def graph_frame(page: Page) -> Frame | None:
+    for frame in page.frames:
+        if frame is not page.main_frame and frame.locator("#mynetwork").count():
+            return frame
+    return None
+
+
+def assert_not_pwned(page: Page) -> None:
+    for frame in page.frames:
+        assert frame.evaluate("() => window.__pwned") is None, frame.url
+
+
+def shoot(page: Page, name: str) -> None:
+    frame = graph_frame(page)
+    if frame is not None:  # let vis-network finish its layout
+        frame.wait_for_selector("canvas", timeout=20_000)
+        page.wait_for_timeout(1_500)
+    for folder in screenshot_dirs():
+        page.screenshot(path=str(folder / f"{name}.png"))
+
+
+def test_play_makes_the_memory_grow(server: str, page: Page) -> None:
+    open_page(page, server, "demo_player")
+    page.get_by_role("button", name="Reset").click()
+    wait_ready(page)
+    expect(page.get_by_text("ready · turn 0 of")).to_be_visible()
+    assert metric(page, "Memories") == 0
+    page.get_by_role("button", name="Play").click()
+    seen = [0]
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and (max(seen) < 8 or rises(seen) < 3):
+        page.wait_for_timeout(1_000)
+        seen.append(metric(page, "Memories"))
+    assert max(seen) >= 8 and rises(seen) >= 3, f"node counter over time: {seen}"
+    assert metric(page, "Links") >= 1
+    assert page.locator("[data-testid=stException]").count() == 0
+    # Playback goes on in the server while this tab is gone; the next test waits for it.
+
+
+def rises(values: list[int]) -> int:
+    return sum(b > a for a, b in itertools.pairwise(values))
+
+
+def test_every_page_renders_screenshots(server: str, page: Page) -> None:
+    open_page(page, server, "demo_player")
+    if page.get_by_text(re.compile(r"^(ready|paused) · turn")).count():
+        page.get_by_role("button", name="Play").click()  # when run on its own (-k)
+    expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=240_000)
+    for slug in PAGES:
+        open_page(page, server, slug)
+        if slug == "playground":
+            send(page, "I always take the train, never short flights")
+            send(page, "how should I travel to Munich?")
+        if slug in ("demo_player", "live_graph", "playground"):
+            assert graph_frame(page) is not None, f"{slug}: no graph drawn"
+        if slug == "eviction_log":
+            expect(page.get_by_text(re.compile(r"[1-9]\d* matching evictions"))).to_be_visible()
+        shoot(page, slug)
+
+
+def send(page: Page, text: str) -> None:
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(text)
+    box.press("Enter")
+    expect(page.locator("[data-testid=stChatMessage]", has_text=text[:20]).first).to_be_visible(
+        timeout=60_000
+    )
+    wait_ready(page)
+
+
+def test_hostile_text_renders_as_text_everywhere(server: str, page: Page) -> None:
+    page.add_init_script("window.__pwned = undefined;")
+    open_page(page, server, "playground")
+    for payload in HOSTILE:
+        send(page, payload)
+    chat = page.locator("[data-testid=stChatMessage]")
+    expect(chat.filter(has_text="<script>window.__pwned=1</script>").first).to_be_visible()
+    assert_not_pwned(page)
+
+    for slug in PAGES:
+        open_page(page, server, slug)
+        page.wait_for_timeout(500)
+        assert_not_pwned(page)
+
+    # The graph tooltip of the <img onerror> memory shows its markup as text.
+    open_page(page, server, "live_graph")
+    frame = graph_frame(page)
+    assert frame is not None
+    frame.wait_for_selector("canvas", timeout=20_000)
+    page.wait_for_timeout(2_000)
+    target = frame.evaluate(
+        """() => {
+            const node = nodes.get().find(n => n.title.includes('onerror='));
+            if (!node) return null;
+            network.fit();
+            const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
+            return {x: p.x, y: p.y};
+        }"""
+    )
+    if target is None:
+        pytest.skip("hostile memory not among the drawn nodes")
+    page.wait_for_timeout(1_000)
+    target = frame.evaluate(
+        """() => {
+            const node = nodes.get().find(n => n.title.includes('onerror='));
+            const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
+            const r = document.getElementById('mynetwork').getBoundingClientRect();
+            return {x: p.x + r.left, y: p.y + r.top};
+        }"""
+    )
+    box = page.locator("iframe[title='Memory graph']").first.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + target["x"], box["y"] + target["y"])
+    tooltip = frame.locator("div.vis-tooltip")
+    expect(tooltip).to_be_visible(timeout=10_000)
+    assert '<img src=x onerror="window.__pwned=1">' in tooltip.inner_text()
+    assert tooltip.locator("img").count() == 0
+    assert_not_pwned(page)

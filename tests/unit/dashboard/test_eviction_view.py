@@ -1,0 +1,107 @@
+import csv
+import io
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.dashboard.eviction_view import (
+    EvictionQuery,
+    EvictionRow,
+    RestoreLedger,
+    matching_rows,
+    query_rows,
+    row_from_event,
+    to_csv,
+)
+from memory_core.errors import InputError
+from memory_core.events import MemoryEvicted
+from memory_core.model import EvictionReason, MemoryKind
+from memory_core.testing import EventRecorder
+
+
+def row(
+    i: int, reason: str = "below_threshold", session: str = "s1", content: str | None = "text"
+) -> EvictionRow:
+    return EvictionRow(
+        at=1_000.0 + i, node_id=f"m{i:02d}", session_id=session, reason=reason, kind="session",
+        weight=0.1 + i / 100, age_hours=float(i), access_count=i, content=content,
+    )  # fmt: skip
+
+
+ROWS = [
+    row(i, "orphan" if i % 3 == 0 else "below_threshold", f"s{i % 2}", f"memory {i}")
+    for i in range(30)
+]
+
+
+def test_filters_combine() -> None:
+    q = EvictionQuery(reasons=("orphan",), session_id="s0", text="MEMORY 1")
+    got = matching_rows(ROWS, q)
+    assert [r.node_id for r in got] == ["m18", "m12"]
+    window = EvictionQuery(
+        since=datetime.fromtimestamp(1_005, UTC), until=datetime.fromtimestamp(1_008, UTC)
+    )
+    assert sorted(r.node_id for r in matching_rows(ROWS, window)) == ["m05", "m06", "m07"]
+
+
+def test_sorting_and_paging() -> None:
+    page = query_rows(ROWS, EvictionQuery(sort_by="weight", descending=False, page=1, page_size=10))
+    assert page.total == 30 and page.pages == 3
+    assert [r.node_id for r in page.rows] == [f"m{i:02d}" for i in range(10, 20)]
+    last = query_rows(ROWS, EvictionQuery(page=2, page_size=10))
+    assert [r.node_id for r in last.rows][-1] == "m00"  # newest first by default
+
+
+def test_missing_values_sort_last() -> None:
+    rows = [row(1), EvictionRow(2_000.0, "mx", "s1", "orphan", "session", None, None, None, None)]
+    assert [r.node_id for r in matching_rows(rows, EvictionQuery(sort_by="weight"))] == [
+        "m01",
+        "mx",
+    ]
+
+
+def test_csv_has_a_header_every_row_and_defused_formulas() -> None:
+    data = to_csv([*ROWS[:2], row(99, content="=HYPERLINK(1)")]).decode("utf-8")
+    records = list(csv.DictReader(io.StringIO(data)))
+    assert len(records) == 3 and records[0]["node_id"] == "m00"
+    assert records[2]["content"] == "'=HYPERLINK(1)"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"reasons": ("nope",)}, "reasons"),
+        ({"sort_by": "colour"}, "sort_by"),
+        ({"page": -1}, "page"),
+        ({"page_size": 0}, "page_size"),
+        ({"since": datetime(2024, 1, 1)}, "since"),
+    ],
+)
+def test_rejects_bad_queries(kwargs: dict[str, object], field: str) -> None:
+    with pytest.raises(InputError, match=field):
+        EvictionQuery(**kwargs)  # type: ignore[arg-type]
+
+
+def test_restore_adds_the_content_back_once(atlas: ElasticMemoryAtlas) -> None:
+    recorder = EventRecorder()
+    atlas.subscribe(recorder)
+    node = atlas.add("the fair is in Riem", session_id="s1", kind=MemoryKind.EPISODIC)
+    atlas.delete(node.id)
+    event = recorder.of_type("evicted")[0]
+    assert isinstance(event, MemoryEvicted) and event.reason is EvictionReason.FORGOTTEN
+    evicted = row_from_event(event)
+    ledger = RestoreLedger()
+    first = ledger.restore(atlas, evicted)
+    second = ledger.restore(atlas, evicted)
+    assert not first.already_restored and second.already_restored
+    assert first.node.id == second.node.id and len(atlas) == 1
+    restored = atlas.get(first.node.id)
+    assert restored.content == "the fair is in Riem" and restored.kind is MemoryKind.EPISODIC
+    assert restored.metadata["restored_from"] == node.id and node.id in restored.provenance
+
+
+def test_restore_without_logged_content_is_refused(atlas: ElasticMemoryAtlas) -> None:
+    with pytest.raises(InputError, match="content"):
+        RestoreLedger().restore(atlas, row(1, content=None))
+    assert len(atlas) == 0
