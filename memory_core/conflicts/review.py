@@ -246,7 +246,7 @@ class ConflictReview:
 
     def _state(self, item: ReviewItem, extra: Iterable[str] = ()) -> dict[str, Any]:
         """Both memories (and any created ones) as they are now, for the audit trail."""
-        memories = {}
+        memories: dict[str, dict[str, Any]] = {}
         for node_id in dict.fromkeys([item.old_id, item.new_id, *extra]):
             if node_id is None:
                 continue
