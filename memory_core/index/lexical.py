@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterable
 
 import numpy as np
@@ -159,6 +160,7 @@ class LexicalIndex:
         tokens = tokenize(text)
         counts: dict[str, int] = {}
         for tok in tokens:
+            tok = sys.intern(tok)  # one string per term, not one per document holding it
             counts[tok] = counts.get(tok, 0) + 1
         for term, tf in counts.items():
             postings = self._postings.get(term)
