@@ -51,6 +51,7 @@ COLUMNS = {
     "effective": DATE,
     "expires": DATE,
     "last verified": DATE,
+    "source": st.column_config.TextColumn(width=130),
     "content": st.column_config.TextColumn(width="large"),
     "reason": st.column_config.TextColumn(width="large"),
     "flag": st.column_config.TextColumn(width="large"),
@@ -231,7 +232,7 @@ for step in reversed(detail.history):
         else (f"v{step.to_version} (first version)")
     )
     with st.expander(f"Diff {title}", expanded=step.to_version == item.version):
-        st.code(step.diff or "(no textual change)", language="diff")
+        st.code(step.diff or "(no textual change)", language="diff", wrap_lines=True)
 
 st.markdown("**Citations of this version**")
 table(citation_rows(detail.citations), "Nothing cited this version yet.")

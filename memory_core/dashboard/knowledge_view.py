@@ -188,7 +188,10 @@ def status_summary(counts: Mapping[ItemStatus, int]) -> list[tuple[str, int]]:
 
 
 def cited_rows(pairs: Iterable[tuple[KnowledgeItem, int]]) -> list[dict[str, Any]]:
-    return [{**item_row(item), "cited after expiry": n} for item, n in pairs]
+    return [
+        {"key": item.key, "version": item.version, "cited after expiry": n, **item_row(item)}
+        for item, n in pairs
+    ]
 
 
 def conflict_rows(conflicts: Iterable[VersionConflict]) -> list[dict[str, Any]]:
@@ -204,8 +207,10 @@ def conflict_rows(conflicts: Iterable[VersionConflict]) -> list[dict[str, Any]]:
 
 
 def version_rows(detail: ItemDetail) -> list[dict[str, Any]]:
+    """All versions of the key, oldest first, the selected one marked in its version cell."""
     return [
-        {**item_row(v), "selected": "◀" if v.id == detail.item.id else ""} for v in detail.versions
+        {**item_row(v), "version": f"{v.version} ◀" if v.id == detail.item.id else v.version}
+        for v in detail.versions
     ]
 
 
