@@ -28,7 +28,7 @@ from memory_core.clock import Clock, SystemClock
 from memory_core.config import SESSION_END_MODES, AtlasConfig
 from memory_core.decay import base_strength, composite_weight
 from memory_core.embedding.base import Embedder, check_vectors, embed_checked
-from memory_core.errors import InputError, NotFoundError
+from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.events import (
     AtlasEvent,
     EventBus,
@@ -193,14 +193,18 @@ class ElasticMemoryAtlas:
         confidence: float = 1.0,
     ) -> list[MemoryNode]:
         """Batched ``add``: one embedding call for all texts; all validated before any is stored."""
-        if isinstance(texts, str):
-            raise InputError("texts", "must be a sequence of strings, not one string")
+        if isinstance(texts, str) or not isinstance(texts, Sequence):
+            raise InputError("texts", f"must be a sequence of strings, got {type(texts).__name__}")
         n = len(texts)
         for name, seq in (
             ("metadatas", metadatas),
             ("provenances", provenances),
             ("embeddings", embeddings),
         ):
+            if seq is not None and (
+                isinstance(seq, (str, bytes)) or not isinstance(seq, (Sequence, np.ndarray))
+            ):
+                raise InputError(name, f"must be a sequence, got {type(seq).__name__}")
             if seq is not None and len(seq) != n:
                 raise InputError(name, f"has {len(seq)} entries for {n} texts")
         writes = [
@@ -620,10 +624,16 @@ class ElasticMemoryAtlas:
         cls, path: str | Path, *, embedder: Embedder | None = None, clock: Clock | None = None
     ) -> ElasticMemoryAtlas:
         """Rebuild an atlas exactly as saved (its own embedder and clock may be given)."""
-        data = _snapshot.read(Path(path))
-        atlas = cls(data.config, embedder=embedder, clock=clock)
-        with atlas._lock:
-            _snapshot.restore(atlas._s, data)
+        try:
+            data = _snapshot.read(Path(path))
+            atlas = cls(data.config, embedder=embedder, clock=clock)
+            with atlas._lock:
+                _snapshot.restore(atlas._s, data)
+        except AtlasError:
+            raise
+        except (LookupError, TypeError, ValueError, AttributeError) as exc:
+            # a readable archive whose metadata was tampered with inside
+            raise InputError("snapshot", f"{path} holds malformed data ({exc!r})") from exc
         return atlas
 
     # ------------------------------------------------------------------ internals
@@ -831,7 +841,7 @@ class ElasticMemoryAtlas:
         return slot
 
     def _session(self, session_id: str) -> SessionState:
-        session = self._s.sessions.get(session_id)
+        session = self._s.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
             raise NotFoundError("session", session_id)
         return session

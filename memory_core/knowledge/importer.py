@@ -79,6 +79,9 @@ def csv_record(row: Mapping[str, str | None]) -> tuple[dict[str, Any], list[tupl
     checklist: dict[str, Any] = {}
     problems = []
     for column, raw in row.items():
+        if column is None:  # csv.DictReader puts cells beyond the header under None
+            problems.append(("row", "has more cells than the header has columns"))
+            continue
         text = (raw or "").strip()
         if not text:
             continue
