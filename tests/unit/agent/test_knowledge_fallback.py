@@ -22,7 +22,7 @@ from memory_core.agent.knowledge_fallback import (
     knowledge_context,
 )
 from memory_core.errors import InputError, StoreUnavailableError
-from memory_core.knowledge import KnowledgeBase, KnowledgeFilter, KnowledgeSettings
+from memory_core.knowledge import ItemStatus, KnowledgeBase, KnowledgeFilter, KnowledgeSettings
 from memory_core.store.engine import Database, open_database
 from memory_core.testing import HashingEmbedder, ManualClock
 
@@ -90,7 +90,7 @@ def agent(kb: KnowledgeBase, clock: ManualClock, **settings: Any) -> MemoryAgent
 
 def citations(kb: KnowledgeBase) -> list[tuple[str, str | None, str]]:
     with kb.unit() as unit:
-        (leave,) = unit.items.items(key="policy.leave", status="active")
+        (leave,) = unit.items.items(key="policy.leave", status=ItemStatus.ACTIVE)
         return [
             (c.cited_by_id, c.session_id, c.item_version) for c in unit.feedback.citations(leave.id)
         ]
