@@ -64,10 +64,12 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
         st.text(f"{len(desk.guard.scan())} contradicting pairs are in the queue.")
 
 counts = queue.counts()
-m1, m2, m3 = st.columns(3)
+m1, m2, m3 = st.columns([1, 1, 3])
 m1.metric("Open", counts.open)
 m2.metric("Resolved", counts.resolved)
-m3.metric("Open by kind", ", ".join(f"{k} {v}" for k, v in counts.open_by_kind.items()) or "—")
+m3.caption(
+    "Open by kind: " + (", ".join(f"{k} {v}" for k, v in counts.open_by_kind.items()) or "none")
+)
 
 f1, f2, f3, f4, f5 = st.columns([1, 2, 1, 2, 1])
 status = f1.selectbox("Status", STATUS_CHOICES, key=K.STATUS)
