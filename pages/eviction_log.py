@@ -1,5 +1,6 @@
 """Eviction log: what was forgotten, when and why, with export and restore."""
 
+import math
 from datetime import timedelta
 
 import streamlit as st
@@ -45,10 +46,14 @@ session = f2.selectbox("Session", ["(all)", *sessions], key="evictions_session")
 text = f3.text_input("Text contains", key="evictions_text")
 since = until = None
 times = sorted({r.at for r in memory_rows})
-if not from_db and len(times) >= 2:
-    low, high = to_datetime(times[0]), to_datetime(times[-1]) + timedelta(seconds=1)
+if not from_db and len(times) >= 2 and times[-1] - times[0] >= 60:
+    low, high = to_datetime(math.floor(times[0])), to_datetime(math.floor(times[-1]) + 1)
     # No key: when new evictions widen the range, the slider starts over at the full range.
-    since, until = st.slider("Time range", low, high, (low, high), format="YYYY-MM-DD HH:mm")
+    picked = st.slider(
+        "Time range", low, high, (low, high), step=timedelta(minutes=1), format="YYYY-MM-DD HH:mm"
+    )
+    if picked != (low, high):
+        since, until = picked
 s1, s2, s3 = st.columns(3)
 sort_options = DB_SORT_KEYS if from_db else SORT_KEYS
 sort_by = s1.selectbox("Sort by", sort_options, key="evictions_sort")
@@ -118,15 +123,23 @@ else:
     )
     row = next(r for r in restorable if r.key == chosen)
     st.text(row.content or "")
-    done = system.ledger.restored_id(row)
-    if st.button("Restore into the live atlas", disabled=done is not None and done in system.atlas):
+
+    def _restore() -> None:
         try:
             result = system.ledger.restore(system.atlas, row)
-            st.success(
-                f"Restored as {result.node.id}"
-                + (" (already restored)" if result.already_restored else "")
-            )
         except AtlasError as exc:
-            st.error(str(exc))
+            st.session_state["evictions_restore_msg"] = f"Not restored: {exc}"
+        else:
+            st.session_state["evictions_restore_msg"] = f"Restored as {result.node.id}."
+
+    done = system.ledger.restored_id(row)
+    st.button(
+        "Restore into the live atlas",
+        on_click=_restore,
+        disabled=done is not None and done in system.atlas,
+    )
+    message = st.session_state.pop("evictions_restore_msg", None)
+    if message:
+        st.caption(message)
     elif done is not None:
         st.caption(f"Already restored as {done}.")
