@@ -33,6 +33,7 @@ class EmbeddingCache:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA secure_delete=ON")  # forgotten rows are zeroed on disk
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS embedding (model TEXT, key TEXT, vector BLOB,"
                 " PRIMARY KEY (model, key))"
@@ -91,6 +92,8 @@ class EmbeddingCache:
                     "DELETE FROM embedding WHERE model=? AND key=?", [(model, k) for k in keys]
                 )
                 self._db.commit()
+                # the WAL still holds the pages as they were before: fold it in and empty it
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def contains(self, model: str, text: str) -> bool:
         return bool(self.get_many(model, [text_key(text)]))

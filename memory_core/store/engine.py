@@ -85,6 +85,7 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA secure_delete=ON")  # erased rows are zeroed, not left in free pages
         cursor.close()
 
     @event.listens_for(engine, "begin")

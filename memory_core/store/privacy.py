@@ -2,7 +2,8 @@
 
 Content (a memory's text) goes to the ``content`` column under ``full`` (scrubbed when a
 scrubber is set), is replaced by its SHA-256, length and kind under ``redacted``, and is
-dropped under ``none``. Every other string of the payload (metadata, status reasons) is
+dropped under ``none``; a memory's metadata is kept whole only under ``full`` (its keys
+under ``redacted``). Every other string of the payload (metadata, status reasons) is
 scrubbed too. Nothing of the original text is written before this step has run.
 """
 
@@ -98,6 +99,11 @@ class EventEncoder:
     def _content(self, kind: str, payload: dict[str, Any]) -> str | None:
         """Pop the text out of the payload and apply the policy to it."""
         text = next((payload.pop(f) for f in CONTENT_FIELDS if f in payload), None)
+        if self.log_content is not LogContent.FULL and isinstance(payload.get("metadata"), dict):
+            # metadata is the memory's own data too: only its keys survive redaction
+            keys = sorted(payload.pop("metadata"))
+            if self.log_content is LogContent.REDACTED:
+                payload["metadata_keys"] = keys
         if not isinstance(text, str):
             return None
         if self.log_content is LogContent.REDACTED:
