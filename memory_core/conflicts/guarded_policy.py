@@ -33,10 +33,13 @@ class GuardedAtlasPolicy(AtlasPolicy):
         *,
         judge: ContradictionJudge | None = None,
         policy: ResolutionPolicy | None = None,
+        speaker_confidence: Mapping[str, float] | None = None,
     ) -> None:
         super().__init__(config, embedder, clock)
         self.guard = ConflictGuard(self.atlas, judge, policy)
         self.decisions: list[Decision] = []
+        # the seed: a memory's confidence may come from how credible its source is
+        self._speaker_confidence = dict(speaker_confidence or {})
 
     def add(
         self,
@@ -56,6 +59,7 @@ class GuardedAtlasPolicy(AtlasPolicy):
             provenance=(turn_id,),
             links_to=[i for i in links_to if i in self.atlas],
             embedding=vector,
+            confidence=self._speaker_confidence.get(str(metadata.get("speaker")), 1.0),
         )
         self.decisions.extend(result.decisions)
         node = result.node

@@ -37,3 +37,27 @@ def test_a_guarded_replay_resolves_and_never_retrieves_what_it_superseded() -> N
         assert policy.atlas.get(node_id).status is MemoryStatus.SUPERSEDED
     assert not superseded & {h for f in replay.result.facts for h in f.hits}
     assert all(replay.stored.values())  # the sample has no forget request: every turn stored
+
+
+def test_speaker_confidence_keeps_a_user_fact_against_an_assistant_turn() -> None:
+    from memory_core import HashingEmbedder, ManualClock
+    from memory_core.conflicts.policy import Resolution
+
+    embedder = HashingEmbedder(64)
+    policy = GuardedAtlasPolicy(
+        AtlasConfig(), embedder, ManualClock(), speaker_confidence={"assistant": 0.7}
+    )
+
+    def say(turn: str, speaker: str, text: str) -> str:
+        vector = embedder.embed([text])[0]
+        meta = {"speaker": speaker}
+        return policy.add(text, vector, turn_id=turn, session_id="s", links_to=[], metadata=meta)
+
+    user = say("t1", "user", "The budget is 5000 euros.")
+    echo = say("t2", "assistant", "The budget is now 6000 euros.")
+    assert policy.decisions[-1].resolution is Resolution.KEEP_OLD
+    assert policy.atlas.get(user).status is MemoryStatus.ACTIVE
+    assert policy.atlas.get(echo).confidence == pytest.approx(0.3)
+    say("t3", "user", "The budget is now 7000 euros.")
+    assert policy.atlas.get(user).status is MemoryStatus.SUPERSEDED
+    assert policy.resolutions()["supersede"] >= 1
