@@ -249,7 +249,8 @@ def _template() -> Template:
     """pyvis's page template, compiled once: it inlines ~700 kB of JavaScript, and
     pyvis would otherwise re-lex all of it for every graph."""
     probe = Network(cdn_resources="in_line")
-    return probe.templateEnv.get_template(probe.path)
+    template: Template = probe.templateEnv.get_template(probe.path)
+    return template
 
 
 def _render(net: Network) -> str:
