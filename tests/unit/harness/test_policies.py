@@ -194,7 +194,9 @@ def test_seed_linear_session_end_purge_and_fade() -> None:
 
 def test_atlas_policy_tracks_provenance_through_merges_and_evictions() -> None:
     clock = ManualClock()
-    config = AtlasConfig(max_nodes=5, working_memory_size=0, merge_threshold=0.99)
+    config = AtlasConfig(
+        max_nodes=5, working_memory_size=0, merge_threshold=0.99, reinforce_factor=2.0
+    )
     wide = HashingEmbedder(dim=384)
     policy = AtlasPolicy(config, wide, clock)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
