@@ -74,7 +74,7 @@ def test_default_importance_comes_from_the_estimator(make_atlas: AtlasFactory) -
     def always_high(text: str, meta: object) -> float:
         return 0.9
 
-    atlas, _ = make_atlas(importance=always_high)
+    atlas, _ = make_atlas(importance=always_high, base_weight_min=0.6, base_weight_max=1.4)
     node = atlas.add("anything", session_id="s")
     assert node.importance == pytest.approx(0.9)
     assert node.strength == pytest.approx(0.6 + 0.9 * 0.8)
@@ -383,7 +383,7 @@ def test_write_filter_gates_offer(make_atlas: AtlasFactory) -> None:
 
 # ---------------------------------------------------------------- status and removal
 def test_status_changes_pins_and_removal(make_atlas: AtlasFactory) -> None:
-    atlas, _ = make_atlas(weight_floor=0.1)
+    atlas, _ = make_atlas(weight_floor=0.1, base_weight_max=1.4)
     node = atlas.add("User lives in Paris", session_id="s", importance=1.0)
     deprecated = atlas.set_status(node.id, "deprecated", reason="moved")
     assert deprecated.status is MemoryStatus.DEPRECATED

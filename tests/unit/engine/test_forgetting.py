@@ -307,7 +307,12 @@ def test_summarize_under_capacity_pressure_keeps_invariants(make_atlas: AtlasFac
 # ---------------------------------------------------------------- merging
 def test_merge_duplicates_folds_into_the_older_twin(make_atlas: AtlasFactory) -> None:
     atlas, clock = make_atlas(
-        reinforce_factor=1.5, link_threshold=1.0, link_previous=False, decay_interval_seconds=0
+        reinforce_factor=1.5,
+        base_weight_min=0.6,
+        base_weight_max=1.4,
+        link_threshold=1.0,
+        link_previous=False,
+        decay_interval_seconds=0,
     )
     recorder = EventRecorder()
     atlas.subscribe(recorder)
