@@ -13,7 +13,7 @@ from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_
 from memory_core.harness.session_format import load_conversation
 from memory_core.model import MemoryStatus
 
-SAMPLE = Path(__file__).resolve().parents[3] / "sample_sessions" / "trip-approval.json"
+SAMPLE = Path(__file__).resolve().parents[3] / "sample_sessions" / "monitoring-pump-station.json"
 
 
 def test_conflicts_need_the_atlas_policy() -> None:
