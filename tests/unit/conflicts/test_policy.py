@@ -70,6 +70,12 @@ def test_pinned_protection_can_be_switched_off() -> None:
     assert policy.decide(conflict(pinned=True), 1.0) is Resolution.SUPERSEDE
 
 
+def test_loosely_related_pairs_go_to_review_under_auto_similarity() -> None:
+    policy = replace(POLICY, auto_similarity=0.9)
+    assert policy.decide(conflict(), 1.0) is Resolution.REVIEW  # the pair's cosine is 0.8
+    assert replace(POLICY, auto_similarity=0.8).decide(conflict(), 1.0) is Resolution.SUPERSEDE
+
+
 def test_stored_confidence_follows_the_seed() -> None:
     assert POLICY.stored_confidence([Resolution.SUPERSEDE], 0.7) == 0.9
     assert POLICY.stored_confidence([Resolution.SUPERSEDE], 1.0) == 1.0
@@ -88,6 +94,7 @@ def test_suggestion_prefers_the_newer_unless_less_credible() -> None:
     ("field", "value"),
     [
         ("auto_score", 1.5),
+        ("auto_similarity", 1.2),
         ("min_new_confidence", -0.1),
         ("winner_confidence", "high"),
         ("loser_confidence", 0.95),
