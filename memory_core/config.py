@@ -70,7 +70,7 @@ class AtlasConfig:
     )
     # weights and decay
     decay_strategy: str = _f(
-        "exponential",
+        "power",
         "decay",
         "Decay curve applied to a memory's strength since its last access.",
         choices=DECAY_STRATEGIES,
@@ -98,7 +98,7 @@ class AtlasConfig:
     weight_floor: float = _f(0.1, "decay", "Lowest weight a memory can have.", low=0.0, high=100.0)
     weight_cap: float = _f(3.0, "decay", "Highest weight a memory can have.", low=0.0, high=100.0)
     reinforce_factor: float = _f(
-        1.2,
+        1.02,
         "decay",
         "Strength multiplier when a memory is retrieved (1 = no reinforcement).",
         low=1.0,
@@ -108,7 +108,7 @@ class AtlasConfig:
         0.1, "decay", "Weight added per log(access_count + 1).", low=0.0, high=10.0
     )
     recency_gain: float = _f(
-        0.2, "decay", "Weight added as gain / (hours since access + 1).", low=0.0, high=10.0
+        0.0, "decay", "Weight added as gain / (hours since access + 1).", low=0.0, high=10.0
     )
     association_gain: float = _f(
         0.05,
@@ -145,7 +145,7 @@ class AtlasConfig:
         low=0.0,
     )
     working_memory_size: int = _f(
-        10,
+        3,
         "forgetting",
         "The last N memories of each session are never evicted.",
         low=0,
@@ -201,21 +201,21 @@ class AtlasConfig:
     )
     # retrieval
     similarity_weight: float = _f(
-        0.5,
+        0.8,
         "retrieval",
         "Share of relevance (fused dense + lexical + graph) in the final score.",
         low=0.0,
         high=1.0,
     )
     weight_weight: float = _f(
-        0.3,
+        0.2,
         "retrieval",
         "Share of the memory's weight (scaled by weight_cap) in the final score.",
         low=0.0,
         high=1.0,
     )
     recency_weight: float = _f(
-        0.2, "retrieval", "Share of recency in the final score.", low=0.0, high=1.0
+        0.0, "retrieval", "Share of recency in the final score.", low=0.0, high=1.0
     )
     recency_half_life_hours: float = _f(
         24.0, "retrieval", "Hours after which the recency term halves.", low=1e-6
@@ -427,6 +427,7 @@ PRESETS: dict[str, AtlasConfig] = {
     "exponential": AtlasConfig(decay_strategy="exponential", decay_rate=0.05),
     "ebbinghaus": AtlasConfig(decay_strategy="ebbinghaus", stability_hours=24.0),
     "power-law": AtlasConfig(decay_strategy="power", decay_rate=0.5),
+    # The defaults, tuned with the harness (docs/harness.md, "Measured results").
     "tuned": AtlasConfig(),
 }
 
