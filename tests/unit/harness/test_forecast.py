@@ -10,7 +10,20 @@ from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.errors import InputError
 from memory_core.harness.forecast import forecast
 
-WORDS = ["apple", "brick", "cloud", "drum", "eagle", "fern", "grape", "harbor", "igloo", "jungle", "kettle", "lemon"]
+WORDS = [
+    "apple",
+    "brick",
+    "cloud",
+    "drum",
+    "eagle",
+    "fern",
+    "grape",
+    "harbor",
+    "igloo",
+    "jungle",
+    "kettle",
+    "lemon",
+]
 
 
 def atlas_with_memories(**overrides) -> tuple[ElasticMemoryAtlas, ManualClock]:

@@ -199,7 +199,20 @@ def test_atlas_policy_tracks_provenance_through_merges_and_evictions() -> None:
     )
     wide = HashingEmbedder(dim=384)
     policy = AtlasPolicy(config, wide, clock)
-    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"]
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+        "kilo",
+        "lima",
+    ]
     for i in range(12):
         clock.advance(60)
         text = "the very same sentence" if i % 4 == 0 else f"{words[i]} stands alone"
