@@ -337,8 +337,8 @@ class AtlasConfig:
         return asdict(self)
 
     def to_toml(self) -> str:
-        """TOML text that ``from_toml`` reads back to an equal config (None fields omitted)."""
-        table = {k: v for k, v in self.to_dict().items() if v is not None}
+        """TOML text that ``from_toml`` reads back to an equal config (TOML has no null: "none")."""
+        table = {k: "none" if v is None else v for k, v in self.to_dict().items()}
         return tomli_w.dumps({"atlas": table})
 
 
@@ -369,7 +369,11 @@ def coerce_value(name: str, value: Any) -> Any:
     """Accept ints for float fields and numeric strings from forms; reject the rest in validation."""
     spec = {f.name: f for f in fields(AtlasConfig)}[name]
     kind = str(spec.type)
-    if value is None:
+    if value is None or (
+        spec.metadata.get("optional")
+        and isinstance(value, str)
+        and value.lower() in ("none", "null")
+    ):
         return None
     if "float" in kind and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
