@@ -169,7 +169,7 @@ def denial(identity: Identity | None, action: Action) -> str | None:
     if action not in ROLE_ACTIONS[who.role]:
         return f"Your role ({who.role.value}) may not {action.value}; log in with a role that may."
     if action in NAMED_ACTIONS and who.anonymous:
-        return "Enter your name first: every review action records who did it."
+        return "Enter your name as reviewer first: every review action records who did it."
     return None
 
 

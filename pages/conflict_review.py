@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from memory_core.access import Action
 from memory_core.conflicts.items import ReviewAction
 from memory_core.conflicts.judge import KINDS
 from memory_core.dashboard.conflict_view import (
@@ -20,6 +21,7 @@ from memory_core.dashboard.conflict_view import (
     undoable,
 )
 from memory_core.dashboard.graph_view import build_graph
+from memory_core.dashboard.identity import current_identity, denied
 from memory_core.dashboard.shared import live_system
 from memory_core.errors import AtlasError
 
@@ -43,13 +45,14 @@ flash = st.session_state.pop(K.FLASH, None)
 if flash:
     st.success(flash)
 
+write_blocked = denied(Action.WRITE)
 with st.expander("Write a memory through the conflict guard, or scan the atlas"):
     with st.form("conflict_write"):
         text = st.text_area("Memory", key=K.WRITE_TEXT)
         w1, w2 = st.columns(2)
         session = w1.text_input("Session", value="review", key=K.WRITE_SESSION)
         confidence = w2.slider("Confidence", 0.0, 1.0, 1.0, 0.05, key=K.WRITE_CONFIDENCE)
-        written = st.form_submit_button("Write")
+        written = st.form_submit_button("Write", disabled=write_blocked is not None)
     if written:
         try:
             for line in decision_lines(
@@ -59,7 +62,9 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
         except AtlasError as exc:
             st.error(str(exc))
     if st.button(
-        "Scan the atlas for contradictions", help="Queues every contradiction among active memories"
+        "Scan the atlas for contradictions",
+        help=write_blocked or "Queues every contradiction among active memories",
+        disabled=write_blocked is not None,
     ):
         st.text(f"{len(desk.guard.scan())} contradicting pairs are in the queue.")
 
@@ -91,7 +96,12 @@ if not items:
 st.dataframe(queue_rows(items), hide_index=True, width="stretch")
 labels = {i.id: item_label(i) for i in items}
 
-reviewer = st.text_input("Reviewer (required for every action)", key=K.REVIEWER)
+typed = st.text_input("Reviewer (required for every action)", key=K.REVIEWER)
+identity = current_identity(typed)
+reviewer = identity.name if identity.authenticated else typed  # signed in: the account's name
+review_blocked = denied(Action.REVIEW, reviewer)
+if review_blocked:
+    st.info(review_blocked)
 
 open_ids = [i.id for i in items if i.status.value == "open"]
 with st.expander(f"Bulk action ({len(open_ids)} open items shown)"):
@@ -99,7 +109,7 @@ with st.expander(f"Bulk action ({len(open_ids)} open items shown)"):
     bulk_action = st.selectbox(
         "Action", BULK_ACTIONS, format_func=ACTION_LABELS.__getitem__, key=K.BULK_ACTION
     )
-    if st.button("Apply to the selected items", disabled=not chosen):
+    if st.button("Apply to the selected items", disabled=not chosen or review_blocked is not None):
         try:
             done = desk.review.act_many(chosen, bulk_action, reviewer=reviewer)
             st.session_state[K.FLASH] = f"{bulk_action.value} applied to {len(done)} items."
@@ -129,13 +139,20 @@ if item.status.value == "open":
     clicked = None
     for column, action in zip((a1, a2, a3), BULK_ACTIONS, strict=True):
         if column.button(
-            ACTION_LABELS[action], key=f"conflict_{action.value}_{item.id}", width="stretch"
+            ACTION_LABELS[action],
+            key=f"conflict_{action.value}_{item.id}",
+            width="stretch",
+            disabled=review_blocked is not None,
         ):
             clicked = action
     merged = st.text_area(
         "Merged text (replaces both)", value=item.new_text, key=f"{K.MERGED}_{item.id}"
     )
-    if st.button(ACTION_LABELS[ReviewAction.EDIT_MERGE], key=f"conflict_edit_merge_{item.id}"):
+    if st.button(
+        ACTION_LABELS[ReviewAction.EDIT_MERGE],
+        key=f"conflict_edit_merge_{item.id}",
+        disabled=review_blocked is not None,
+    ):
         clicked = ReviewAction.EDIT_MERGE
     if clicked is not None:
         try:
@@ -158,7 +175,9 @@ if entries:
             format_func=lambda i: f"#{i}",
             key=f"{K.UNDO}_{item.id}",
         )
-        if u2.button("Undo", key=f"conflict_undo_button_{item.id}"):
+        if u2.button(
+            "Undo", key=f"conflict_undo_button_{item.id}", disabled=review_blocked is not None
+        ):
             try:
                 undo = desk.review.undo(undo_id, reviewer=reviewer)
                 st.session_state[K.FLASH] = f"Entry #{undo_id} undone (audit entry #{undo.id})."

@@ -2,7 +2,9 @@
 
 import streamlit as st
 
+from memory_core.access import Action
 from memory_core.dashboard.demo import DEFAULT_CONVERSATION, MAX_SPEED, PlayerState, sample_files
+from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import (
     GRAPH_REFRESH,
     STATUS_REFRESH,
@@ -43,12 +45,31 @@ choice = top[0].selectbox(
 )
 if player.status().state is PlayerState.EMPTY:
     player.load(files[choice])
+blocked = denied(Action.WRITE)  # playing writes into the shared live atlas
 top[1].button(
-    "Play", icon=":material/play_arrow:", on_click=player.play, type="primary", width="stretch"
+    "Play",
+    icon=":material/play_arrow:",
+    on_click=player.play,
+    type="primary",
+    width="stretch",
+    disabled=blocked is not None,
+    help=blocked,
 )
 top[2].button("Pause", icon=":material/pause:", on_click=player.pause, width="stretch")
-top[3].button("Step", icon=":material/skip_next:", on_click=player.step, width="stretch")
-top[4].button("Reset", icon=":material/replay:", on_click=player.reset, width="stretch")
+top[3].button(
+    "Step",
+    icon=":material/skip_next:",
+    on_click=player.step,
+    width="stretch",
+    disabled=blocked is not None,
+)
+top[4].button(
+    "Reset",
+    icon=":material/replay:",
+    on_click=player.reset,
+    width="stretch",
+    disabled=blocked is not None,
+)
 
 speed_col, scale_col = st.columns(2)
 with speed_col:

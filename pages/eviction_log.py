@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import streamlit as st
 
+from memory_core.access import Action
 from memory_core.clock import to_datetime
 from memory_core.dashboard.eviction_view import (
     DB_SORT_KEYS,
@@ -17,6 +18,7 @@ from memory_core.dashboard.eviction_view import (
     row_from_event,
     to_csv,
 )
+from memory_core.dashboard.identity import denied
 from memory_core.dashboard.shared import dashboard_state, live_system
 from memory_core.errors import AtlasError
 from memory_core.events import MemoryEvicted
@@ -133,10 +135,12 @@ else:
             st.session_state["evictions_restore_msg"] = f"Restored as {result.node.id}."
 
     done = system.ledger.restored_id(row)
+    blocked = denied(Action.WRITE)
     st.button(
         "Restore into the live atlas",
         on_click=_restore,
-        disabled=done is not None and done in system.atlas,
+        disabled=blocked is not None or (done is not None and done in system.atlas),
+        help=blocked,
     )
     message = st.session_state.pop("evictions_restore_msg", None)
     if message:

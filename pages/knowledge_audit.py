@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from memory_core.access import Action
+from memory_core.dashboard.identity import current_identity, denied
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -82,8 +84,13 @@ with st.sidebar:
         on_change=remember_reviewer,
         placeholder="your name (recorded with each review)",
     )
-reviewer = str(st.session_state.get(AuditKeys.REVIEWER, ""))
-blocked = reviewer_problem(reviewer)
+identity = current_identity(str(st.session_state.get(AuditKeys.REVIEWER, "")))
+# signed in: the audit trail names the account, whatever was typed
+reviewer = (
+    identity.name if identity.authenticated else str(st.session_state.get(AuditKeys.REVIEWER, ""))
+)
+blocked = reviewer_problem(reviewer) or denied(Action.REVIEW, reviewer)
+import_blocked = reviewer_problem(reviewer) or denied(Action.IMPORT, reviewer)
 
 summary = st.container()
 tab_items, tab_stale, tab_cited, tab_low, tab_conflicts, tab_flagged, tab_import = st.tabs(
@@ -127,11 +134,11 @@ with tab_import:  # before reading, so the tables below already show what it add
     repeat = upload is not None and last is not None and last[0] == upload.file_id
     clicked = st.button(
         "Import",
-        disabled=upload is None or blocked is not None or repeat,
-        help=blocked or ("This upload was imported already." if repeat else None),
+        disabled=upload is None or import_blocked is not None or repeat,
+        help=import_blocked or ("This upload was imported already." if repeat else None),
     )
-    if blocked:
-        st.caption(blocked)
+    if import_blocked:
+        st.caption(import_blocked)
     if clicked and upload is not None and not repeat:
         try:
             report = import_upload(kb, upload.name, upload.getvalue(), actor=reviewer)

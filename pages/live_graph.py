@@ -2,8 +2,10 @@
 
 import streamlit as st
 
+from memory_core.access import Action
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
+from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
 from memory_core.dashboard.shared import atlas_version, current_atlas, dashboard_state, live_system
 from memory_core.dashboard.state import AtlasSource
@@ -21,7 +23,13 @@ max_nodes = c1.slider("Most memories drawn", 10, MAX_DRAWN_NODES, 150, 10, key="
 size_by = c2.radio("Size by", SIZE_OPTIONS, horizontal=True, key="graph_size_by")
 if is_live:
     hours = c3.number_input("Let time pass (hours)", 0.0, 8760.0, 6.0, 1.0, key="skip_hours")
-    if c3.button("Skip ahead and decay", icon=":material/fast_forward:"):
+    blocked = denied(Action.WRITE)
+    if c3.button(
+        "Skip ahead and decay",
+        icon=":material/fast_forward:",
+        disabled=blocked is not None,
+        help=blocked,
+    ):
         evicted = system.skip_ahead(hours)
         st.toast(f"Decay pass done; evicted {sum(evicted.values())} memories")
 

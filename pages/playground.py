@@ -2,6 +2,8 @@
 
 import streamlit as st
 
+from memory_core.access import Action
+from memory_core.dashboard.identity import denied
 from memory_core.dashboard.inspector import hits_table
 from memory_core.dashboard.panels import graph_panel, legend
 from memory_core.dashboard.playground import converse
@@ -22,7 +24,10 @@ c1.text_input("Session", value="playground", key=Keys.PLAY_SESSION, max_chars=64
 remember = c2.toggle("Remember messages", value=True, key="playground_remember")
 top_k = c3.number_input("Recall at most", 1, 20, 5, key="playground_top_k")
 
-prompt = st.chat_input("Tell the memory something, or ask it a question")
+blocked = denied(Action.WRITE)
+prompt = st.chat_input(
+    blocked or "Tell the memory something, or ask it a question", disabled=blocked is not None
+)
 if prompt:
     try:
         exchange = converse(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from memory_core.access import Action
+from memory_core.dashboard.identity import denied, identity_panel
 from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
 from memory_core.dashboard.sources import (
     load_recorded,
@@ -18,6 +20,7 @@ from memory_core.model import MemoryKind
 
 def render_sidebar() -> None:
     with st.sidebar:
+        identity_panel()
         st.radio(
             "Atlas",
             options=list(AtlasSource),
@@ -39,7 +42,13 @@ def _recorded_picker() -> None:
     if db is None:
         st.warning(f"No database: {system.recording.error}")
         return
-    if st.button("Save the live atlas to the database", width="stretch"):
+    blocked = denied(Action.WRITE)
+    if st.button(
+        "Save the live atlas to the database",
+        disabled=blocked is not None,
+        help=blocked,
+        width="stretch",
+    ):
         try:
             info = system.save_snapshot_to_db("dashboard")
             st.toast(f"Saved snapshot of {info.node_count} memories")
