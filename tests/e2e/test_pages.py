@@ -116,7 +116,9 @@ def rises(values: list[int]) -> int:
 
 def test_every_page_renders_screenshots(server: str, page: Page) -> None:
     open_page(page, server, "demo_player")
-    if page.get_by_text(re.compile(r"^(ready|paused) · turn")).count():
+    progress = page.get_by_text(re.compile(r"^\w+ · turn \d+ of \d+$")).first
+    expect(progress).to_be_visible(timeout=30_000)
+    if progress.inner_text().startswith(("ready", "paused")):
         page.get_by_role("button", name="Play").click()  # when run on its own (-k)
     expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=240_000)
     for slug in PAGES:
