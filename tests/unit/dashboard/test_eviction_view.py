@@ -105,3 +105,33 @@ def test_restore_without_logged_content_is_refused(atlas: ElasticMemoryAtlas) ->
     with pytest.raises(InputError, match="content"):
         RestoreLedger().restore(atlas, row(1, content=None))
     assert len(atlas) == 0
+
+
+def test_database_log_filters_pages_and_maps_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memory_core.dashboard.eviction_view import query_database
+    from memory_core.dashboard.live import LiveSystem
+    from memory_core.testing import HashingEmbedder
+
+    system = LiveSystem(
+        embedder=HashingEmbedder(), record=True, database_url=f"sqlite:///{tmp_path / 'a.db'}"
+    )
+    try:
+        nodes = [
+            system.atlas.add(f"logged memory {i} words {i}", session_id="s1") for i in range(3)
+        ]
+        for node in nodes:
+            system.atlas.delete(node.id)
+        assert system.recording.sink is not None and system.recording.db is not None
+        system.recording.sink.flush(timeout=30)
+        events = system.recording.db.events
+        page = query_database(events, EvictionQuery(page_size=2))
+        assert page.total == 3 and len(page.rows) == 2 and page.pages == 2
+        only = query_database(events, EvictionQuery(text="memory 1"))
+        assert [r.node_id for r in only.rows] == [nodes[1].id]
+        assert (
+            only.rows[0].content == "logged memory 1 words 1" and only.rows[0].reason == "forgotten"
+        )
+        with pytest.raises(InputError, match="sort_by"):
+            query_database(events, EvictionQuery(sort_by="weight"))
+    finally:
+        system.close()
