@@ -120,7 +120,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
     expect(progress).to_be_visible(timeout=30_000)
     if progress.inner_text().startswith(("ready", "paused")):
         page.get_by_role("button", name="Play").click()  # when run on its own (-k)
-    expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=240_000)
+    expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=420_000)
     for slug in PAGES:
         open_page(page, server, slug)
         if slug == "playground":
@@ -130,7 +130,22 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
             assert graph_frame(page) is not None, f"{slug}: no graph drawn"
         if slug == "eviction_log":
             expect(page.get_by_text(re.compile(r"\d+ matching evictions"))).to_be_visible()
+            if page.get_by_text(re.compile(r"^0 matching evictions")).count():
+                let_time_pass(page, server, hours=96)  # so the log shows real rows
+                open_page(page, server, slug)
+                expect(
+                    page.get_by_text(re.compile(r"^[1-9]\d* matching evictions"))
+                ).to_be_visible()
         shoot(page, slug)
+
+
+def let_time_pass(page: Page, base: str, hours: int) -> None:
+    open_page(page, base, "live_graph")
+    page.get_by_label("Let time pass (hours)").fill(str(hours))
+    page.get_by_label("Let time pass (hours)").press("Enter")
+    wait_ready(page)
+    page.get_by_role("button", name="Skip ahead and decay").click()
+    wait_ready(page)
 
 
 def send(page: Page, text: str) -> None:
