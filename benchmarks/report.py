@@ -119,6 +119,11 @@ def _ops_table(size_result: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _traced(memory: dict[str, Any]) -> str:
+    value = memory.get("traced_per_memory")
+    return "skipped (a second build)" if value is None else f"{value:,.0f}"
+
+
 def _memory_table(sizes: list[dict[str, Any]]) -> list[str]:
     lines = [
         "| memories | engine RSS B/memory | engine tracemalloc B/memory | seed RSS B/memory "
@@ -129,8 +134,8 @@ def _memory_table(sizes: list[dict[str, Any]]) -> list[str]:
         eng, ref = r["memory"]["engine"], r["memory"]["reference"]
         lines.append(
             f"| {r['size']:,} | {eng['rss_per_memory']:,.0f} "
-            f"| {eng.get('traced_per_memory', float('nan')):,.0f} | {ref['rss_per_memory']:,.0f} "
-            f"| {ref.get('traced_per_memory', float('nan')):,.0f} "
+            f"| {_traced(eng)} | {ref['rss_per_memory']:,.0f} "
+            f"| {_traced(ref)} "
             f"| {eng['rss_per_memory'] / max(ref['rss_per_memory'], 1):.2f} "
             f"| {r['build']['engine']['per_s']:,.0f} |"
         )
