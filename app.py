@@ -26,8 +26,10 @@ navigation = st.navigation(
             st.Page("pages/weights.py", title="Weights", icon=":material/bar_chart:"),
             st.Page("pages/eviction_log.py", title="Eviction log", icon=":material/delete_sweep:"),
         ],
-        "Coming next": [
+        "Tune": [
             st.Page("pages/ab_tuning.py", title="A/B tuning", icon=":material/tune:"),
+        ],
+        "Review": [
             st.Page("pages/conflict_review.py", title="Conflict review", icon=":material/gavel:"),
             st.Page(
                 "pages/knowledge_audit.py", title="Knowledge audit", icon=":material/fact_check:"
