@@ -68,11 +68,16 @@ def metric(page: Page, label: str) -> int:
     return int(box.locator("[data-testid=stMetricValue]").inner_text().strip())
 
 
-def graph_frame(page: Page) -> Frame | None:
-    for frame in page.frames:
-        if frame is not page.main_frame and frame.locator("#mynetwork").count():
-            return frame
-    return None
+def graph_frame(page: Page, wait_ms: int = 30_000) -> Frame | None:
+    """The pyvis iframe; graphs are drawn by a fragment, so it may arrive after the page."""
+    deadline = time.monotonic() + wait_ms / 1000
+    while True:
+        for frame in page.frames:
+            if frame is not page.main_frame and frame.locator("#mynetwork").count():
+                return frame
+        if time.monotonic() > deadline:
+            return None
+        page.wait_for_timeout(250)
 
 
 def assert_not_pwned(page: Page) -> None:
@@ -81,7 +86,7 @@ def assert_not_pwned(page: Page) -> None:
 
 
 def shoot(page: Page, name: str) -> None:
-    frame = graph_frame(page)
+    frame = graph_frame(page, wait_ms=0)
     if frame is not None:  # let vis-network finish its layout
         frame.wait_for_selector("canvas", timeout=20_000)
         page.wait_for_timeout(1_500)
