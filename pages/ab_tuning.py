@@ -29,7 +29,7 @@ from memory_core.harness.forecast import forecast
 JOB_KEY = "ab_tuning_job"
 SPECS = {s["name"]: s for s in field_specs()}
 
-st.title("A/B decay tuning")
+st.title("A/B tuning")
 st.caption(
     "Replay scripted conversations under two parameter sets and compare how many annotated key facts "
     "each still recalls (paired per fact: bootstrap confidence interval and a paired test)."

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,9 @@ async def _session(tmp_path: Path) -> dict[str, Any]:
 
 
 def test_write_read_rank_and_purge_over_stdio(tmp_path: Path) -> None:
-    out = asyncio.run(_session(tmp_path))
+    # a fresh thread: Playwright's sync API may leave an event loop running in the main thread
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        out = pool.submit(lambda: asyncio.run(_session(tmp_path))).result()
     assert out["tools"] == [
         "memory_forget",
         "memory_read",
