@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_core.atlas import ElasticMemoryAtlas
@@ -148,19 +146,9 @@ class LiveSystem:
         db, atlas_id = self.recording.db, self.recording.atlas_id
         if db is None or atlas_id is None:
             raise InputError("database", f"not available: {self.recording.error}")
-        with tempfile.TemporaryDirectory() as tmp:
-            path = self.atlas.save_snapshot(Path(tmp) / "live.npz")
-            data = path.read_bytes()
-        stats = self.atlas.stats()
-        return db.snapshots.save(
-            atlas_id=atlas_id,
-            label=label,
-            data=data,
-            format_version=1,
-            node_count=int(stats["nodes"]),
-            edge_count=int(stats["edges"]),
-            sessions=tuple(self.atlas.sessions()),
-        )
+        from memory_core.store.recording import record_snapshot
+
+        return record_snapshot(self.atlas, db.snapshots, atlas_id=atlas_id, label=label)
 
     def close(self) -> None:
         self.player.close()
