@@ -66,7 +66,7 @@ def test_play_runs_off_the_caller_thread_and_pause_stops_it(
     player.play()
     assert time.monotonic() - started < 0.5  # play() returns at once
     deadline = time.monotonic() + 20
-    while len(atlas) < 3 and time.monotonic() < deadline:
+    while player.status().position < 3 and time.monotonic() < deadline:
         time.sleep(0.02)
     player.pause()
     assert player.wait_until_idle(5)
