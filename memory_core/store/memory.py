@@ -38,20 +38,8 @@ from memory_core.store.records import (
 
 
 def event_matches(flt: EventFilter | None, e: StoredEvent) -> bool:
-    """The Python twin of ``sql.event_conditions``."""
-    if flt is None:
-        return True
-    return (
-        (flt.atlas_id is None or e.atlas_id == flt.atlas_id)
-        and (not flt.types or e.type in flt.types)
-        and (flt.session_id is None or e.session_id == flt.session_id)
-        and (flt.node_id is None or e.node_id == flt.node_id)
-        and (flt.user_id is None or e.user_id == flt.user_id)
-        and (not flt.reasons or e.reason in flt.reasons)
-        and (flt.since is None or e.at >= flt.since)
-        and (flt.until is None or e.at < flt.until)
-        and (not flt.text or (e.content is not None and flt.text.lower() in e.content.lower()))
-    )
+    """The Python side of ``sql.event_conditions`` (no filter matches everything)."""
+    return flt is None or flt.matches(e)
 
 
 def _sorted_page(

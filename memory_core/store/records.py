@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
 from memory_core.errors import InputError
+from memory_core.store.event_filter import EVICTED as EVICTED
+from memory_core.store.event_filter import EventFilter as EventFilter
 
 T = TypeVar("T")
 
-EVICTED = "evicted"
 MAX_PAGE = 10_000
 SORT_FIELDS = ("at", "id", "type", "session_id", "node_id", "reason")
 SortField = Literal["at", "id", "type", "session_id", "node_id", "reason"]
@@ -54,56 +55,6 @@ class StoredEvent:
     reason: str | None
     payload: dict[str, Any]
     content: str | None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EventFilter:
-    """Conditions combined with AND; ``since`` is inclusive, ``until`` exclusive.
-
-    ``text`` is a case-insensitive substring of the logged content (only events logged
-    with ``log_content="full"`` have any).
-    """
-
-    atlas_id: str | None = None
-    types: tuple[str, ...] = ()
-    session_id: str | None = None
-    node_id: str | None = None
-    user_id: str | None = None
-    reasons: tuple[str, ...] = ()
-    since: datetime | None = None
-    until: datetime | None = None
-    text: str | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("since", "until"):
-            value = getattr(self, name)
-            if value is not None and value.tzinfo is None:
-                raise InputError(name, "must be a timezone-aware datetime")
-        if self.since is not None and self.until is not None and self.since > self.until:
-            raise InputError(
-                "since", f"{self.since.isoformat()} is after until {self.until.isoformat()}"
-            )
-        for name in ("types", "reasons"):
-            if isinstance(getattr(self, name), str):
-                raise InputError(name, "must be a tuple of strings, not one string")
-
-    def evictions(self) -> EventFilter:
-        """The same conditions restricted to eviction events."""
-        return _replace_types(self, (EVICTED,))
-
-
-def _replace_types(flt: EventFilter, types: tuple[str, ...]) -> EventFilter:
-    return EventFilter(
-        atlas_id=flt.atlas_id,
-        types=types,
-        session_id=flt.session_id,
-        node_id=flt.node_id,
-        user_id=flt.user_id,
-        reasons=flt.reasons,
-        since=flt.since,
-        until=flt.until,
-        text=flt.text,
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, undefer
 from memory_core.errors import NotFoundError
 from memory_core.store.atlases import AtlasRow
 from memory_core.store.base import utcnow
+from memory_core.store.event_filter import Match
 from memory_core.store.events import EventRow, WeightSampleRow
 from memory_core.store.records import (
     AtlasInfo,
@@ -43,30 +44,23 @@ _EVENTS = cast(Table, EventRow.__table__)
 _SAMPLES = cast(Table, WeightSampleRow.__table__)
 
 
+_SQL_MATCH: dict[Match, Callable[[Any, Any], ColumnElement[bool]]] = {
+    Match.EQUALS: lambda column, wanted: column == wanted,
+    Match.ONE_OF: lambda column, wanted: column.in_(wanted),
+    Match.AT_LEAST: lambda column, wanted: column >= wanted,
+    Match.BEFORE: lambda column, wanted: column < wanted,
+    Match.CONTAINS: lambda column, wanted: column.icontains(wanted, autoescape=True),
+}
+
+
 def event_conditions(flt: EventFilter | None) -> list[ColumnElement[bool]]:
-    """WHERE clauses for a filter (shared by queries, counts and erasure helpers)."""
+    """WHERE clauses for a filter, from the same field table as ``EventFilter.matches``."""
     if flt is None:
         return []
-    conds: list[ColumnElement[bool]] = []
-    if flt.atlas_id is not None:
-        conds.append(EventRow.atlas_id == flt.atlas_id)
-    if flt.types:
-        conds.append(EventRow.type.in_(flt.types))
-    if flt.session_id is not None:
-        conds.append(EventRow.session_id == flt.session_id)
-    if flt.node_id is not None:
-        conds.append(EventRow.node_id == flt.node_id)
-    if flt.user_id is not None:
-        conds.append(EventRow.user_id == flt.user_id)
-    if flt.reasons:
-        conds.append(EventRow.reason.in_(flt.reasons))
-    if flt.since is not None:
-        conds.append(EventRow.at >= flt.since)
-    if flt.until is not None:
-        conds.append(EventRow.at < flt.until)
-    if flt.text:
-        conds.append(EventRow.content.icontains(flt.text, autoescape=True))
-    return conds
+    return [
+        _SQL_MATCH[match](getattr(EventRow, column), wanted)
+        for column, match, wanted in flt.active()
+    ]
 
 
 def _stored(row: EventRow) -> StoredEvent:
