@@ -3,17 +3,23 @@
 The atlas publishes events on whatever thread mutates it (the demo player, a browser
 session's script thread); pages read from their own threads. Each event gets a
 sequence number so a page can ask for "what happened since I last looked".
+
+Privacy: when a session is purged the buffer forgets it too. Its events go, except its
+evictions, which stay as content-free rows (what was forgotten when and why, without
+the text, so nothing of it can be read or restored), and decay passes stop naming its
+memories.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_core.errors import InputError
-from memory_core.events import AtlasEvent
+from memory_core.events import AtlasEvent, DecayApplied, MemoryEvicted, SessionEnded
 
 DEFAULT_CAPACITY = 50_000
 
@@ -38,6 +44,8 @@ class EventBuffer:
 
     def __call__(self, event: AtlasEvent) -> None:
         with self._lock:
+            if isinstance(event, SessionEnded) and event.mode == "purge":
+                self._forget_session(event.session_id)
             self._seq += 1
             self._items.append(Recorded(self._seq, event))
 
@@ -51,7 +59,7 @@ class EventBuffer:
 
     @property
     def dropped(self) -> int:
-        """How many old events fell out of the buffer."""
+        """How many events fell out of the buffer (rolled out or forgotten with a purged session)."""
         with self._lock:
             return self._seq - len(self._items)
 
@@ -80,6 +88,34 @@ class EventBuffer:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+    def _forget_session(self, session_id: str | None) -> None:
+        """Drop a purged session's events (called with the lock held; keeps sequence numbers)."""
+        gone = frozenset(
+            node_id
+            for r in self._items
+            if r.event.session_id == session_id
+            for node_id in _node_ids(r.event)
+        )
+        kept = [
+            Recorded(r.seq, scrubbed)
+            for r in self._items
+            if (scrubbed := _scrub(r.event, session_id, gone)) is not None
+        ]
+        self._items.clear()
+        self._items.extend(kept)
+
+
+def _scrub(event: AtlasEvent, session_id: str | None, gone: frozenset[str]) -> AtlasEvent | None:
+    """``event`` with nothing of the purged session left in it, or None to drop it."""
+    if isinstance(event, MemoryEvicted) and event.session_id == session_id:
+        return dataclasses.replace(event, content="", metadata={}, provenance=())
+    if event.session_id == session_id:
+        return None
+    if isinstance(event, DecayApplied) and not gone.isdisjoint(event.weights):
+        weights = {k: w for k, w in event.weights.items() if k not in gone}
+        return dataclasses.replace(event, weights=weights)
+    return event
 
 
 def _node_ids(event: AtlasEvent) -> tuple[str, ...]:

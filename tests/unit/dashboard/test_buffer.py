@@ -2,10 +2,13 @@ import threading
 
 import pytest
 
+from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.config import AtlasConfig
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.errors import InputError
-from memory_core.events import MemoryAdded, MemoryReinforced
+from memory_core.events import MemoryAdded, MemoryEvicted, MemoryReinforced, SessionEnded
 from memory_core.model import MemoryKind
+from memory_core.testing import HashingEmbedder, ManualClock
 
 
 def added(node_id: str, at: float = 1.0) -> MemoryAdded:
@@ -52,3 +55,45 @@ def test_concurrent_writers_lose_nothing() -> None:
 def test_rejects_bad_capacity(capacity: object) -> None:
     with pytest.raises(InputError, match="capacity"):
         EventBuffer(capacity)  # type: ignore[arg-type]
+
+
+def test_a_purge_forgets_the_sessions_buffered_events() -> None:
+    clock = ManualClock(1_000.0)
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(decay_interval_seconds=0), embedder=HashingEmbedder(64), clock=clock
+    )
+    buf = EventBuffer()
+    atlas.subscribe(buf)
+    secret = atlas.add("my bank PIN is 4921", session_id="private", metadata={"pin": "4921"})
+    atlas.add("and my password is hunter2", session_id="private")
+    kept = atlas.add("the team meets at 9:30", session_id="work")
+    atlas.retrieve("PIN", session_id="private")
+    atlas.retrieve("meeting", session_id="work")
+    clock.advance(3600.0)
+    atlas.decay()
+    assert any(secret.id in getattr(e, "weights", {}) for e in buf.events(types=("decay",)))
+
+    atlas.end_session("private", mode="purge")
+
+    text = repr(buf.events())
+    assert (
+        "4921" not in text
+        and "hunter2" not in text
+        and secret.id not in repr(buf.events(types=("decay", "added", "reinforced")))
+    )
+    evictions = [e for e in buf.events(types=("evicted",)) if isinstance(e, MemoryEvicted)]
+    assert sorted(e.session_id or "" for e in evictions) == ["private", "private"]
+    assert all(e.content == "" and not e.metadata for e in evictions)
+    assert [e.type for e in buf.events(types=("session_end",))] == ["session_end"]
+    assert [e.node_id for e in buf.for_node(kept.id) if isinstance(e, MemoryAdded)] == [kept.id]
+    assert len(buf.events(types=("reinforced",))) >= 1  # the work session's read stays
+
+
+def test_events_after_a_purge_are_kept_and_numbered_on() -> None:
+    buf = EventBuffer()
+    buf(added("a"))
+    before = buf.last_seq
+    buf(SessionEnded(at=2.0, session_id="gone", mode="purge", affected=0))
+    buf(added("b"))
+    assert buf.last_seq == before + 2
+    assert [e.type for e in buf.events()] == ["added", "session_end", "added"]
