@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Mapping
-from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields, replace
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import tomli_w
 
@@ -262,8 +263,8 @@ class AtlasConfig:
     )
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            _check_field(f.name, getattr(self, f.name), f.metadata, f.type)
+        for name, rule in _rules().items():
+            rule.check(getattr(self, name))
         if self.weight_floor > self.weight_cap:
             raise ConfigError(
                 "weight_floor", self.weight_floor, f"must be <= weight_cap ({self.weight_cap})"
@@ -343,21 +344,33 @@ class AtlasConfig:
 
 
 def field_names() -> set[str]:
-    return {f.name for f in fields(AtlasConfig)}
+    return set(_rules())
 
 
 def field_specs() -> list[dict[str, Any]]:
-    """Name, default, type, group, doc and range of every field (README table, forms)."""
+    """Name, default, type, group, doc, range and allowed text of every field (README, forms)."""
     specs = []
     for f in fields(AtlasConfig):
         default = f.default if f.default is not MISSING else None
-        specs.append({"name": f.name, "default": default, "type": str(f.type), **f.metadata})
+        allowed = _rules()[f.name].allowed()
+        specs.append(
+            {
+                "name": f.name,
+                "default": default,
+                "type": str(f.type),
+                **f.metadata,
+                "allowed": allowed,
+            }
+        )
     return specs
+
+
+_NONE_WORDS = ("none", "null")
 
 
 def parse_literal(raw: str) -> Any:
     """Parse a command-line value: TOML scalars, plus ``none`` for optional fields."""
-    if raw.lower() in ("none", "null"):
+    if raw.lower() in _NONE_WORDS:
         return None
     try:
         return tomllib.loads(f"v = {raw}")["v"]
@@ -366,46 +379,96 @@ def parse_literal(raw: str) -> Any:
 
 
 def coerce_value(name: str, value: Any) -> Any:
-    """Accept ints for float fields and numeric strings from forms; reject the rest in validation."""
-    spec = {f.name: f for f in fields(AtlasConfig)}[name]
-    kind = str(spec.type)
-    if value is None or (
-        spec.metadata.get("optional")
-        and isinstance(value, str)
-        and value.lower() in ("none", "null")
-    ):
-        return None
-    if "float" in kind and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
+    """Accept ints for float fields and "none" for optional ones; reject the rest in validation."""
+    return _rules()[name].coerce(value)
 
 
-def _check_field(name: str, value: Any, meta: Mapping[str, Any], type_name: Any) -> None:
-    kind = str(type_name)
-    if value is None:
-        if meta.get("optional"):
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return _is_int(value) or isinstance(value, float)
+
+
+# Base type of a field -> (accepts a value, what to say when it does not).
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "int": (_is_int, "an integer"),
+    "float": (_is_number, "a number"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    """What one field accepts, read once from its type and metadata; the only type tests."""
+
+    name: str
+    kind: str
+    optional: bool
+    low: float | None
+    high: float | None
+    choices: tuple[str, ...] | None
+
+    @classmethod
+    def of(cls, f: Field[Any]) -> _Rule:
+        m = f.metadata
+        kind = str(f.type).split("|")[0].strip()
+        return cls(f.name, kind, bool(m["optional"]), m["low"], m["high"], m["choices"])
+
+    def span(self) -> str:
+        lo = "-inf" if self.low is None else self.low
+        hi = "inf" if self.high is None else self.high
+        return f"[{lo}, {hi}]"
+
+    def allowed(self) -> str:
+        """The README's wording of what the field accepts."""
+        if self.choices:
+            return " / ".join(self.choices)
+        if self.kind == "bool":
+            return "true / false"
+        return self.span() + (" or none" if self.optional else "")
+
+    def coerce(self, value: Any) -> Any:
+        if value is None or (
+            self.optional and isinstance(value, str) and value.lower() in _NONE_WORDS
+        ):
+            return None
+        if self.kind == "float" and _is_int(value):
+            return float(value)
+        return value
+
+    def check(self, value: Any) -> None:
+        if value is None:
+            if not self.optional:
+                self._fail(value, f"must not be None; allowed: {self.allowed()}")
             return
-        raise ConfigError(name, value, "must not be None")
-    if meta.get("choices"):
-        if value not in meta["choices"]:
-            raise ConfigError(name, value, f"must be one of {', '.join(meta['choices'])}")
-        return
-    if kind.startswith("bool"):
-        if not isinstance(value, bool):
-            raise ConfigError(name, value, "must be true or false")
-        return
-    if kind.startswith("int"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(name, value, "must be an integer")
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(name, value, "must be a number")
-    if not math.isfinite(float(value)):
-        raise ConfigError(name, value, "must be a finite number")
-    low, high = meta.get("low"), meta.get("high")
-    if (low is not None and value < low) or (high is not None and value > high):
-        lo = "-inf" if low is None else low
-        hi = "inf" if high is None else high
-        raise ConfigError(name, value, f"must be in [{lo}, {hi}]")
+        if self.choices:
+            if value not in self.choices:
+                self._fail(value, f"must be one of {', '.join(self.choices)}")
+            return
+        accepts, what = _KINDS[self.kind]
+        if self.kind == "bool":
+            if not accepts(value):
+                self._fail(value, f"must be {what}")
+            return
+        if not accepts(value):
+            self._fail(value, f"must be {what} in {self.span()}")
+        if isinstance(value, float) and not math.isfinite(value):
+            self._fail(value, f"must be a finite number in {self.span()}")
+        if (self.low is not None and value < self.low) or (
+            self.high is not None and value > self.high
+        ):
+            self._fail(value, f"must be in {self.span()}")
+
+    def _fail(self, value: Any, allowed: str) -> NoReturn:
+        raise ConfigError(self.name, value, allowed)
+
+
+@cache
+def _rules() -> dict[str, _Rule]:
+    return {f.name: _Rule.of(f) for f in fields(AtlasConfig)}
 
 
 PRESETS: dict[str, AtlasConfig] = {

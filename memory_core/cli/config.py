@@ -11,15 +11,9 @@ def markdown_table() -> str:
     """The README's configuration table, generated from the dataclass itself."""
     rows = ["| field | group | default | allowed | meaning |", "|---|---|---|---|---|"]
     for spec in field_specs():
-        if spec["choices"]:
-            allowed = " / ".join(spec["choices"])
-        elif spec["type"].startswith("bool"):
-            allowed = "true / false"
-        else:
-            low = "-inf" if spec["low"] is None else spec["low"]
-            high = "inf" if spec["high"] is None else spec["high"]
-            allowed = f"[{low}, {high}]" + (" or none" if spec["optional"] else "")
-        rows.append(f"| `{spec['name']}` | {spec['group']} | `{spec['default']}` | {allowed} | {spec['doc']} |")
+        rows.append(
+            f"| `{spec['name']}` | {spec['group']} | `{spec['default']}` | {spec['allowed']} | {spec['doc']} |"
+        )
     return "\n".join(rows)
 
 

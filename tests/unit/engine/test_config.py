@@ -160,3 +160,24 @@ def test_field_specs_describe_every_field() -> None:
     assert by_name["link_threshold"]["low"] == 0.0
     assert by_name["link_threshold"]["high"] == 1.0
     assert by_name["max_nodes"]["default"] == 10_000
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "fragment"),
+    [
+        ("max_content_chars", "many", "an integer in [1, 1000000]"),
+        ("max_content_chars", 10**400, "must be in [1, 1000000]"),  # no float overflow
+        ("weight_cap", [3], "a number in [0.0, 100.0]"),
+    ],
+)
+def test_type_errors_state_the_range_too(field: str, value: object, fragment: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        AtlasConfig(**{field: value})  # type: ignore[arg-type]
+    assert info.value.field == field and fragment in str(info.value)
+
+
+def test_allowed_text_of_specs() -> None:
+    allowed = {s["name"]: s["allowed"] for s in field_specs()}
+    assert allowed["max_nodes"] == "[1, inf] or none"
+    assert allowed["link_previous"] == "true / false"
+    assert allowed["decay_strategy"] == "linear / exponential / ebbinghaus / power"
