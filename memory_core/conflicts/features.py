@@ -33,6 +33,7 @@ _MAX_PHRASE = 3
 # Sentence ends, semicolons, commas and a few conjunctions that start a new claim.
 # Punctuation must be followed by space or the end, so "6.5 bar" and "$8,000" stay whole.
 _CLAUSE_BREAK = re.compile(r"[.!?;:]+(?=\s|$)|,(?=\s)|\s(?:but|so|and then)\s", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"[.!?]+(?=\s|$)")
 _FILLERS = lx.STOPWORDS - {"over", "to", "than"}
 
 
@@ -97,6 +98,8 @@ class Features:
     """Stems and value texts within reach of a negation: what is actually negated."""
     corrected_keys: frozenset[str] = field(default=frozenset())
     """Stems and value texts right after a correction cue ("instead of emailing")."""
+    rejected_keys: frozenset[str] = field(default=frozenset())
+    """The word right after "instead of" / "rather than": what the text explicitly rejects."""
     roles: frozenset[str] = field(default=frozenset())
 
     def has(self, role: str) -> bool:
@@ -288,9 +291,19 @@ def _preference(tokens: list[Token], cues: list[Cue]) -> tuple[str, str] | None:
 
 def clauses(text: str) -> list[tuple[int, str]]:
     """``(offset, clause)`` pieces of ``text``, so long memories are compared claim by claim."""
+    return _split(text, _CLAUSE_BREAK)
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """``(offset, sentence)`` pieces of ``text``: a claim whose attribute and value sit in
+    different clauses ("my cap went up: it's 6,000 euros now") stays whole."""
+    return _split(text, _SENTENCE_BREAK)
+
+
+def _split(text: str, breaks: re.Pattern[str]) -> list[tuple[int, str]]:
     pieces: list[tuple[int, str]] = []
     start = 0
-    for match in [*_CLAUSE_BREAK.finditer(text), None]:
+    for match in [*breaks.finditer(text), None]:
         end = match.start() if match else len(text)
         piece = text[start:end]
         if piece.strip():
@@ -334,7 +347,24 @@ def extract(text: str) -> Features:
         roles=roles,
         negated_keys=negated_keys,
         corrected_keys=corrected_keys,
+        rejected_keys=_rejected(tokens, covered),
     )
+
+
+_REJECTORS = (("instead", "of"), ("rather", "than"))
+
+
+def _rejected(tokens: list[Token], covered: set[int]) -> frozenset[str]:
+    """Keys of the first content word after each "instead of" / "rather than"."""
+    keys: set[str] = set()
+    for k in range(len(tokens) - 1):
+        if (tokens[k].norm, tokens[k + 1].norm) not in _REJECTORS:
+            continue
+        rest = (t for t in tokens[k + 2 :] if t.norm not in lx.STOPWORDS)
+        first = next(rest, None)
+        if first is not None:
+            keys.add(first.key)
+    return frozenset(keys)
 
 
 _SCOPE_AFTER = 3

@@ -30,7 +30,7 @@ from memory_core.conflicts.policy import ResolutionPolicy
 from memory_core.embedding.base import Embedder
 from memory_core.harness.policies import AtlasPolicy
 
-TURN_POLICY = ResolutionPolicy(auto_score=0.8, auto_similarity=0.5)
+TURN_POLICY = ResolutionPolicy(auto_score=0.8, auto_similarity=0.5, sure_score=0.95)
 """Automatic resolution only for sure verdicts on pairs that are clearly about one thing."""
 SPEAKER_CONFIDENCE: Mapping[str, float] = {"assistant": 0.7}
 """Confidence of a turn by its speaker (others: 1.0); an assistant's paraphrase never

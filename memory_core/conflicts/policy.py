@@ -38,6 +38,7 @@ class Resolution(StrEnum):
 _UNIT_FIELDS = (
     "auto_score",
     "auto_similarity",
+    "sure_score",
     "min_new_confidence",
     "credibility_margin",
     "winner_confidence",
@@ -53,6 +54,9 @@ class ResolutionPolicy:
     Attributes:
         auto_score: judge score at or above which a contradiction may be resolved alone.
         auto_similarity: cosine at or above which it may be; looser pairs go to review.
+        sure_score: judge score at or above which ``auto_similarity`` is waived: an explicit
+            rejection ("text me instead of emailing") is sure even between two long turns
+            whose embeddings differ (1.0: never waived).
         min_new_confidence: the new statement's confidence needed to supersede.
         credibility_margin: old confidence minus new confidence at which the old wins.
         winner_confidence: confidence floor of a statement that superseded another.
@@ -64,6 +68,7 @@ class ResolutionPolicy:
 
     auto_score: float = 0.7
     auto_similarity: float = 0.0
+    sure_score: float = 1.0
     min_new_confidence: float = 0.6
     credibility_margin: float = 0.2
     winner_confidence: float = 0.9
@@ -95,7 +100,10 @@ class ResolutionPolicy:
             return Resolution.KEEP_OLD
         if (
             conflict.verdict.score >= self.auto_score
-            and conflict.similarity >= self.auto_similarity
+            and (
+                conflict.similarity >= self.auto_similarity
+                or conflict.verdict.score >= self.sure_score
+            )
             and new_confidence >= self.min_new_confidence
             and not (self.protect_pinned and old.pinned)
         ):

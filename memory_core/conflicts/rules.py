@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from memory_core.conflicts import lexicon as lx
-from memory_core.conflicts.features import Features, Value, clauses, extract, stem
+from memory_core.conflicts.features import Features, Value, clauses, extract, sentences, stem
 from memory_core.conflicts.judge import Kind, Side, Span, Verdict
 from memory_core.errors import ConfigError, InputError
 
@@ -31,6 +31,8 @@ NAME_SCORE = 0.75
 SLOT_SCORE = 0.7
 CUE_BONUS = 0.1
 CORRECTION_SCORE = 0.75
+REJECTION_SCORE = 0.95
+"""A newer text rejecting, by name, a word of the older one ("text me instead of emailing")."""
 LOOSE_CORRECTION_SCORE = 0.6
 """A correction about a merely related topic (same topic class, no shared word)."""
 COMPATIBLE_SCORE = 0.1
@@ -179,7 +181,14 @@ def _value_change(pair: _Pair) -> Finding | None:
             b_extra = pair.b_extra - {v.text for v in only_b}
             # The attribute must be named by a shared word, not just a unit ("minutes").
             attribute_words = pair.shared - _GENERIC_KEYS - {v.text for v in only_a + only_b}
-            if (a_extra and b_extra) or not (attribute_words or cued):
+            # ... unless a change cue says a shared quantity moved ("cap went up: 6,000 now").
+            moved = (
+                bool(attribute_words)
+                and kind_a.split(":")[0] in _QUANTITIES
+                and _one_claim(pair)
+                and _explicit_change(pair)
+            )
+            if (a_extra and b_extra and not moved) or not (attribute_words or cued):
                 continue
             if not cued and _qualified(a.values, b.values, kind_a, kind_b):
                 continue  # "bed at 8pm" / "bed at 9pm on weekends": a narrower scope
@@ -199,7 +208,22 @@ def _value_change(pair: _Pair) -> Finding | None:
 
 
 _VALUE_SCORES = {"name": NAME_SCORE, "slot": SLOT_SCORE}
+_QUANTITIES = frozenset({"money", "number", "percent", "time", "date"})
+"""Value kinds that measure one attribute; names and slots may just be other things."""
 _GENERIC_KEYS = frozenset(stem(word) for word in lx.GENERIC)
+
+
+def _one_claim(pair: _Pair) -> bool:
+    """Both texts are single sentences (a sentence piece of a longer text is one)."""
+    return len(sentences(pair.a.text)) == 1 and len(sentences(pair.b.text)) == 1
+
+
+def _explicit_change(pair: _Pair) -> bool:
+    """A correction or a change cue stronger than a bare "now" ("went up", "raised")."""
+    cues = pair.a.cues + pair.b.cues
+    return any(
+        "correction" in c.roles or ("change" in c.roles and c.text != "now") for c in cues
+    )
 
 
 def _qualified(a: tuple[Value, ...], b: tuple[Value, ...], kind_a: str, kind_b: str) -> bool:
@@ -225,7 +249,9 @@ def _correction(pair: _Pair) -> Finding | None:
         return None  # a correction that repeats the other text corrects nothing
     larger = max(len(pair.a.topic), len(pair.b.topic))
     rejects_shared = bool(feats.corrected_keys & pair.topical) and pair.overlap >= 0.5
-    if pair.topical and (len(pair.topical) / larger >= 1 / 3 or rejects_shared):
+    if side == "b" and pair.b.rejected_keys & pair.topical:
+        score = REJECTION_SCORE  # "text me instead of emailing" rejects what 'a' said
+    elif pair.topical and (len(pair.topical) / larger >= 1 / 3 or rejects_shared):
         score = CORRECTION_SCORE
     elif pair.related_by_similarity or _shared_slot(pair):
         score = LOOSE_CORRECTION_SCORE
@@ -319,13 +345,20 @@ def _findings(pair: _Pair) -> list[Finding]:
 
 
 def _clause_findings(a: str, b: str) -> list[Finding]:
-    """Findings between clauses of multi-clause texts, spans moved to whole-text offsets.
+    """Findings between sentences, and between clauses, of multi-part texts, spans moved to
+    whole-text offsets.
 
     A long memory ("Finished Severance. Now I've started Shogun.") dilutes the overlap the
-    rules need; comparing clause against clause keeps one claim against one claim. Only
-    clause pairs sharing a topic word are compared.
+    rules need; comparing piece against piece keeps one claim against one claim. Sentences
+    keep a claim split over clauses together; clauses isolate claims joined in one sentence.
+    Only pieces sharing a topic word are compared.
     """
-    pieces_a, pieces_b = clauses(a), clauses(b)
+    return _piece_findings(sentences(a), sentences(b)) + _piece_findings(clauses(a), clauses(b))
+
+
+def _piece_findings(
+    pieces_a: list[tuple[int, str]], pieces_b: list[tuple[int, str]]
+) -> list[Finding]:
     if len(pieces_a) < 2 and len(pieces_b) < 2:
         return []
     found: list[Finding] = []
