@@ -23,7 +23,12 @@ def run(args: argparse.Namespace) -> int:
         from memory_core.store.live import LiveRecorder
 
         recorder = LiveRecorder.start(
-            atlas, url=args.database, name=args.name, snapshot_every=args.snapshot_every
+            atlas,
+            url=args.database,
+            name=args.name,
+            snapshot_every=args.snapshot_every,
+            snapshot_events=args.snapshot_events,
+            keep_snapshots=args.keep_snapshots,
         )
     try:
         if args.transport == "stdio":
@@ -53,7 +58,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--name", default="mcp", help="name of the recorded atlas in the dashboard")
     parser.add_argument(
-        "--snapshot-every", type=float, default=5.0, help="seconds between recorded snapshots"
+        "--snapshot-every",
+        type=float,
+        default=2.0,
+        help="seconds between recorded snapshots while the atlas changes (default 2)",
+    )
+    parser.add_argument(
+        "--snapshot-events",
+        type=int,
+        default=50,
+        help="snapshot early once this many events accumulated (default 50)",
+    )
+    parser.add_argument(
+        "--keep-snapshots",
+        type=int,
+        default=5,
+        help="live snapshots kept in the database; older ones are deleted (default 5)",
     )
     add_config_options(parser)
     parser.set_defaults(func=run)

@@ -1,36 +1,81 @@
 """Recording a running atlas for the dashboard: every event through the batched sink and
-a snapshot every few seconds, so another process (the dashboard) can watch it live."""
+a snapshot whenever enough has changed, so another process (the dashboard) can follow it.
+
+A snapshot is taken when ``snapshot_events`` events have accumulated or ``snapshot_every``
+seconds have passed, whichever comes first, and never when nothing changed. Only the
+newest ``keep_snapshots`` live snapshots are kept: a busy agent would otherwise write a
+full copy of its atlas every few seconds forever. A heartbeat every few seconds tells the
+dashboard the recorder is still running even while the agent is idle; ``close`` takes a
+last snapshot labelled ``final`` so the dashboard can say the recording stopped.
+"""
 
 from __future__ import annotations
 
 import logging
+import math
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from memory_core.errors import AtlasError, InputError
+from memory_core.events import AtlasEvent
 from memory_core.store.engine import Database, open_database
-from memory_core.store.recording import record_snapshot
+from memory_core.store.recording import (
+    FINAL_LABEL,
+    LIVE_LABEL,
+    prune_snapshots,
+    record_snapshot,
+)
 from memory_core.store.sink import EventSink
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memory_core.atlas import ElasticMemoryAtlas
 
 log = logging.getLogger(__name__)
 
+DEFAULT_SNAPSHOT_EVERY = 2.0
+"""Seconds between snapshots while anything changes (the dashboard polls every 2 s)."""
+DEFAULT_SNAPSHOT_EVENTS = 50
+"""A burst of this many events snapshots early, without waiting for the interval."""
+DEFAULT_KEEP_SNAPSHOTS = 5
+MIN_SNAPSHOT_GAP = 0.5
+"""Seconds between two snapshots at the least, however fast events arrive."""
+HEARTBEAT_EVERY = 5.0
+
 
 class LiveRecorder:
-    """Sink + periodic snapshots of one atlas; ``close`` flushes and takes a last snapshot."""
+    """Sink + snapshots of one atlas; ``close`` flushes and takes a final snapshot."""
 
     def __init__(
-        self, atlas: ElasticMemoryAtlas, db: Database, *, name: str, snapshot_every: float
+        self,
+        atlas: ElasticMemoryAtlas,
+        db: Database,
+        *,
+        name: str,
+        snapshot_every: float = DEFAULT_SNAPSHOT_EVERY,
+        snapshot_events: int = DEFAULT_SNAPSHOT_EVENTS,
+        keep_snapshots: int = DEFAULT_KEEP_SNAPSHOTS,
     ) -> None:
-        if not snapshot_every > 0:
-            raise InputError("snapshot_every", f"must be > 0 seconds, got {snapshot_every!r}")
+        _check(snapshot_every, snapshot_events, keep_snapshots)
         self.atlas = atlas
         self.db = db
         self.sink = EventSink(db, atlas_name=name).attach(atlas)
-        self._every = snapshot_every
-        self._stop = threading.Event()
+        self._every = float(snapshot_every)
+        self._burst = snapshot_events
+        self._keep = keep_snapshots
+        self._cond = threading.Condition()
+        self._events = 0
+        self._wake_at = snapshot_events
+        self._stop = False
+        self._closed = False
+        self.snapshots_taken = 0
+        self._unsubscribe: Callable[[], None] = atlas.subscribe(self._on_event)
+        try:  # listed at once, before the agent's first write
+            db.atlases.register(self.atlas_id, name=name, kind="live")
+        except AtlasError as exc:
+            log.warning("recorded atlas not registered: %s", exc)
         self._thread = threading.Thread(target=self._run, name="atlas-live-snapshots", daemon=True)
         self._thread.start()
 
@@ -41,44 +86,112 @@ class LiveRecorder:
         *,
         url: str | None = None,
         name: str = "agent",
-        snapshot_every: float = 5.0,
+        snapshot_every: float = DEFAULT_SNAPSHOT_EVERY,
+        snapshot_events: int = DEFAULT_SNAPSHOT_EVENTS,
+        keep_snapshots: int = DEFAULT_KEEP_SNAPSHOTS,
     ) -> LiveRecorder:
-        return cls(atlas, open_database(url), name=name, snapshot_every=snapshot_every)
+        _check(snapshot_every, snapshot_events, keep_snapshots)
+        return cls(
+            atlas,
+            open_database(url),
+            name=name,
+            snapshot_every=snapshot_every,
+            snapshot_events=snapshot_events,
+            keep_snapshots=keep_snapshots,
+        )
 
     @property
     def atlas_id(self) -> str:
         return self.sink.atlas_id
 
-    def snapshot(self, label: str = "live") -> None:
+    def snapshot(self, label: str = LIVE_LABEL) -> None:
         """Record one snapshot now; a database failure is logged, never raised into the agent."""
         try:
             record_snapshot(self.atlas, self.db.snapshots, atlas_id=self.atlas_id, label=label)
+            self.snapshots_taken += 1
+            prune_snapshots(self.db.snapshots, self.atlas_id, keep=self._keep)
         except AtlasError as exc:
             log.warning("snapshot not recorded: %s", exc)
 
     def close(self) -> None:
-        self._stop.set()
+        """Stop, write the buffered events and a ``final`` snapshot; idempotent."""
+        with self._cond:
+            if self._closed:
+                return
+            self._closed = self._stop = True
+            self._cond.notify_all()
+        self._unsubscribe()
         self._thread.join(timeout=30)
-        self.snapshot("final")
+        self.snapshot(FINAL_LABEL)
         self.sink.close()
         self.db.close()
 
+    def _on_event(self, event: AtlasEvent) -> None:
+        """Count the event (the agent's thread: O(1), no I/O)."""
+        with self._cond:
+            self._events += 1
+            if self._events == self._wake_at:
+                self._cond.notify_all()
+
     def _run(self) -> None:
-        last_version = -1
-        while not self._stop.wait(self._every):
-            version = self._version()
+        seen_events, last_version = 0, None
+        last_snapshot = last_beat = 0.0
+        while True:
+            with self._cond:
+                self._cond.wait_for(
+                    lambda: self._stop or self._events >= self._wake_at, timeout=self._every
+                )
+                if self._stop:
+                    return
+                seen_events = self._events
+                self._wake_at = seen_events + self._burst
+            gap = MIN_SNAPSHOT_GAP - (time.monotonic() - last_snapshot)
+            if gap > 0 and self._sleep(gap):
+                return
+            version = (seen_events, self._version())
             if version != last_version:
                 self.snapshot()
-                last_version = version
+                last_version, last_snapshot = version, time.monotonic()
+            if time.monotonic() - last_beat >= HEARTBEAT_EVERY:
+                last_beat = time.monotonic()
+                self._heartbeat()
 
-    def _version(self) -> int:
+    def _sleep(self, seconds: float) -> bool:
+        """Wait ``seconds`` unless closed meanwhile; True when closed."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._stop, timeout=seconds)
+
+    def _heartbeat(self) -> None:
+        try:
+            self.db.atlases.heartbeat(self.atlas_id)
+        except AtlasError as exc:  # a missed heartbeat only ages the "live" badge
+            log.warning("recorder heartbeat failed: %s", exc)
+
+    def _version(self) -> tuple[object, ...]:
+        """Changes whenever the atlas does, also through calls that publish no event."""
         stats = self.atlas.stats()
-        return hash(
-            (
-                stats["added"],
-                stats["merged"],
-                stats["retrievals"],
-                stats["evicted_total"],
-                stats["decay_passes"],
-            )
+        return (
+            stats["nodes"],
+            stats["edges"],
+            stats["pinned"],
+            stats["weight_mean"],
+            tuple(stats["by_status"].values()),
         )
+
+
+def _check(snapshot_every: float, snapshot_events: int, keep_snapshots: int) -> None:
+    if (
+        isinstance(snapshot_every, bool)
+        or not isinstance(snapshot_every, (int, float))
+        or not math.isfinite(snapshot_every)
+        or not 0.1 <= snapshot_every <= 3600
+    ):
+        raise InputError(
+            "snapshot_every", f"must be a number of seconds in [0.1, 3600], got {snapshot_every!r}"
+        )
+    for name, value, high in (
+        ("snapshot_events", snapshot_events, 1_000_000),
+        ("keep_snapshots", keep_snapshots, 1_000),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise InputError(name, f"must be an integer in [1, {high}], got {value!r}")

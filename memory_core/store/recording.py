@@ -22,6 +22,10 @@ if TYPE_CHECKING:  # the atlas pulls in FAISS; only needed when a snapshot is op
     from memory_core.atlas import ElasticMemoryAtlas
 
 SNAPSHOT_FORMAT_VERSION = int(FORMAT.rsplit("/", 1)[1])
+LIVE_LABEL = "live"
+"""Label of the snapshots a ``LiveRecorder`` takes while its agent runs."""
+FINAL_LABEL = "final"
+"""Label of the snapshot taken when the recording stops."""
 
 
 def record_snapshot(
@@ -40,6 +44,19 @@ def record_snapshot(
         edge_count=len(atlas.edges()),
         sessions=atlas.sessions(),
     )
+
+
+def prune_snapshots(repo: SnapshotRepository, atlas_id: str, *, keep: int) -> int:
+    """Delete all but the newest ``keep`` live snapshots of ``atlas_id``; returns how many.
+
+    Snapshots saved under any other label (by hand, ``final``) are never pruned.
+    """
+    old = [
+        s.id for s in repo.list(atlas_id=atlas_id, limit=keep + 100).items if s.label == LIVE_LABEL
+    ][keep:]
+    for snapshot_id in old:
+        repo.delete(snapshot_id)
+    return len(old)
 
 
 def open_recorded(
