@@ -1,7 +1,8 @@
-"""A/B decay tuning: replay sample conversations under two parameter sets and compare.
+"""A/B decay tuning: compare two parameter sets, sweep with Optuna, keep and reopen runs.
 
-Thin page: the replay runs in a ``TuningJob`` thread (memory_core.dashboard.tuning);
-a fragment polls it so the page stays responsive and Stop works.
+Thin page: replays run in ``TuningJob`` / ``SweepJob`` threads (memory_core.dashboard.tuning
+and .sweep_view) polled by fragments, so the page stays responsive and Stop works; saved
+runs go through memory_core.dashboard.run_library into the database's ``runs`` table.
 """
 
 from typing import Any
@@ -10,128 +11,157 @@ import plotly.express as px
 import streamlit as st
 
 from memory_core.config import PRESETS, AtlasConfig, field_specs
+from memory_core.dashboard import run_library
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.live import embedder_from_env
-from memory_core.dashboard.shared import current_atlas
+from memory_core.dashboard.shared import current_atlas, live_system
+from memory_core.dashboard.sweep_view import (
+    SweepJob,
+    SweepOutcome,
+    SweepRequest,
+    arm_values,
+    default_storage,
+    default_study_name,
+    harness_embedder_name,
+    importance_figure,
+    importance_note,
+    pareto_figure,
+    trial_table,
+)
 from memory_core.dashboard.tuning import (
     EDITABLE_FIELDS,
+    ABRun,
     TuningJob,
     TuningRequest,
     build_config,
+    default_facts,
     diff_rows,
+    fact_choices,
+    missed_rows,
     per_conversation_rows,
     selected_files,
     swing_rows,
+    trajectory_figure,
 )
 from memory_core.errors import AtlasError
 from memory_core.harness.forecast import forecast
+from memory_core.harness.sweep import SEARCH_SPACE
+from memory_core.store.engine import Database, open_database, resolve_url
+from memory_core.store.repositories import RunRepository
 
-JOB_KEY = "ab_tuning_job"
+JOB_KEY, RUN_KEY = "ab_tuning_job", "ab_run"
+SWEEP_JOB_KEY, SWEEP_KEY = "sweep_job", "sweep_outcome"
 SPECS = {s["name"]: s for s in field_specs()}
-
-st.title("A/B tuning")
-st.caption(
-    "Replay scripted conversations under two parameter sets and compare how many annotated key facts "
-    "each still recalls (paired per fact: bootstrap confidence interval and a paired test)."
+SWEEP_DEFAULT = (
+    "decay_strategy",
+    "decay_rate",
+    "stability_hours",
+    "reinforce_factor",
+    "evict_threshold",
 )
-
 available = sample_files()
-names = st.multiselect("Conversations", list(available), default=list(available)[:3])
-left, right = st.columns(2)
-capacity = left.slider("Capacity (share of each conversation's turns)", 0.05, 1.0, 0.25, 0.05)
-top_k = right.slider("Probe top-k", 1, 20, 10)
 
 
-def arm_form(label: str, column: Any, default_preset: str) -> tuple[str, dict[str, Any]]:
-    with column:
-        st.subheader(f"Arm {label}")
-        name = st.selectbox(
-            "Preset",
-            list(PRESETS),
-            index=list(PRESETS).index(default_preset),
-            key=f"{label}_preset",
+@st.cache_resource(show_spinner=False)
+def run_database(url: str) -> Database:
+    return open_database(url)
+
+
+def runs_repository() -> RunRepository:
+    """The live system's database if it records, else the configured one opened for runs."""
+    db = live_system().recording.db
+    return db.runs if db is not None else run_database(resolve_url().render_as_string(False)).runs
+
+
+def set_arm(label: str, preset_name: str, values: dict[str, Any]) -> None:
+    """Fill arm ``label``'s form (a button callback: runs before the widgets exist)."""
+    st.session_state[f"{label}_preset"] = preset_name
+    for field, value in values.items():
+        st.session_state[f"{label}_{preset_name}_{field}"] = value
+
+
+def arm_form(label: str, default_preset: str) -> tuple[str, dict[str, Any]]:
+    st.subheader(f"Arm {label}")
+    presets = list(PRESETS)
+    st.session_state.setdefault(f"{label}_preset", default_preset)
+    name = st.selectbox("Preset", presets, key=f"{label}_preset")
+    base = PRESETS[name]
+    values: dict[str, Any] = {}
+    for field in EDITABLE_FIELDS:
+        spec, key = SPECS[field], f"{label}_{name}_{field}"
+        current = getattr(base, field)
+        if spec["choices"]:
+            st.session_state.setdefault(key, current)
+            values[field] = st.selectbox(field, spec["choices"], key=key, help=spec["doc"])
+        elif isinstance(current, int) and not isinstance(current, bool):
+            st.session_state.setdefault(key, int(current))
+            values[field] = int(st.number_input(field, step=1, key=key, help=spec["doc"]))
+        else:
+            st.session_state[key] = float(st.session_state.get(key, current))
+            values[field] = float(st.number_input(field, format="%.4f", key=key, help=spec["doc"]))
+    return name, values
+
+
+def ab_tab() -> None:
+    names = st.multiselect("Conversations", list(available), default=list(available)[:3])
+    left, right = st.columns(2)
+    capacity = left.slider("Capacity (share of each conversation's turns)", 0.05, 1.0, 0.25, 0.05)
+    top_k = right.slider("Probe top-k", 1, 20, 10)
+    col_a, col_b = st.columns(2)
+    with col_a:
+        preset_a, values_a = arm_form("A", "seed-linear")
+    with col_b:
+        preset_b, values_b = arm_form("B", "tuned")
+    configs = {}
+    for label, name, values in (("A", preset_a, values_a), ("B", preset_b, values_b)):
+        try:
+            configs[label] = build_config(name, values)
+        except AtlasError as exc:
+            st.error(f"Arm {label}: {exc}")
+    if len(configs) == 2:
+        dl_a, dl_b = st.columns(2)
+        dl_a.download_button(
+            "Export A as TOML", configs["A"].to_toml(), "arm-a.toml", "application/toml"
         )
-        base = PRESETS[name]
-        values: dict[str, Any] = {}
-        for field in EDITABLE_FIELDS:
-            spec, current = SPECS[field], getattr(base, field)
-            key = f"{label}_{name}_{field}"
-            if spec["choices"]:
-                values[field] = st.selectbox(
-                    field,
-                    spec["choices"],
-                    index=spec["choices"].index(current),
-                    key=key,
-                    help=spec["doc"],
-                )
-            elif isinstance(current, int) and not isinstance(current, bool):
-                values[field] = int(
-                    st.number_input(field, value=current, step=1, key=key, help=spec["doc"])
-                )
-            else:
-                values[field] = float(
-                    st.number_input(
-                        field, value=float(current), format="%.4f", key=key, help=spec["doc"]
-                    )
-                )
-        return name, values
+        dl_b.download_button(
+            "Export B as TOML", configs["B"].to_toml(), "arm-b.toml", "application/toml"
+        )
 
-
-col_a, col_b = st.columns(2)
-preset_a, values_a = arm_form("A", col_a, "seed-linear")
-preset_b, values_b = arm_form("B", col_b, "tuned")
-
-configs = {}
-for label, name, values in (("A", preset_a, values_a), ("B", preset_b, values_b)):
-    try:
-        configs[label] = build_config(name, values)
-    except AtlasError as exc:
-        st.error(f"Arm {label}: {exc}")
-if len(configs) == 2:
-    dl_a, dl_b = st.columns(2)
-    dl_a.download_button(
-        "Export A as TOML", configs["A"].to_toml(), "arm-a.toml", "application/toml"
-    )
-    dl_b.download_button(
-        "Export B as TOML", configs["B"].to_toml(), "arm-b.toml", "application/toml"
-    )
-
-job: TuningJob | None = st.session_state.get(JOB_KEY)
-run_col, stop_col = st.columns(2)
-can_run = len(configs) == 2 and bool(names) and not (job and job.running)
-if run_col.button("Run A/B", type="primary", disabled=not can_run):
-    request = TuningRequest(
-        selected_files(names, available), configs["A"], configs["B"], capacity, top_k
-    )
-    st.session_state[JOB_KEY] = TuningJob(request, embedder_from_env())
-    st.rerun()
-if stop_col.button("Stop", disabled=not (job and job.running)):
-    job.cancel()  # type: ignore[union-attr]
+    job: TuningJob | None = st.session_state.get(JOB_KEY)
+    run_col, stop_col = st.columns(2)
+    can_run = len(configs) == 2 and bool(names) and not (job and job.running)
+    if run_col.button("Run A/B", type="primary", disabled=not can_run):
+        request = TuningRequest(
+            selected_files(names, available), configs["A"], configs["B"], capacity, top_k,
+            (preset_a, preset_b),
+        )  # fmt: skip
+        st.session_state[JOB_KEY] = TuningJob(request, embedder_from_env())
+        st.rerun()
+    if stop_col.button("Stop", disabled=not (job and job.running)):
+        job.cancel()  # type: ignore[union-attr]
+    ab_progress()
+    run: ABRun | None = st.session_state.get(RUN_KEY)
+    if run is not None:
+        show_ab(run)
 
 
 @st.fragment(run_every=1.0)
-def show_progress() -> None:
-    current: TuningJob | None = st.session_state.get(JOB_KEY)
-    if current is None:
+def ab_progress() -> None:
+    job: TuningJob | None = st.session_state.get(JOB_KEY)
+    if job is None:
         st.info("Pick conversations and parameters, then press Run A/B.")
         return
-    st.progress(current.progress, text=f"{current.stage} · {current.progress:.0%}")
-    if current.error:
-        st.error(current.error)
-    if (
-        not current.running
-        and current.result is not None
-        and st.session_state.get("ab_shown") is not current
-    ):
-        st.session_state["ab_shown"] = current
+    st.progress(job.progress, text=f"{job.stage} · {job.progress:.0%}")
+    if job.error:
+        st.error(job.error)
+    if not job.running and job.result is not None and st.session_state.get("ab_shown") is not job:
+        st.session_state["ab_shown"] = job
+        st.session_state[RUN_KEY] = job.result
         st.rerun()
 
 
-show_progress()
-
-job = st.session_state.get(JOB_KEY)
-if job is not None and not job.running and job.result is not None:
-    comparison = job.result
+def show_ab(run: ABRun) -> None:
+    comparison = run.comparison
     st.subheader("Paired differences (B − A)")
     rows = diff_rows(comparison)
     st.dataframe(rows, hide_index=True, width="stretch")
@@ -141,72 +171,223 @@ if job is not None and not job.running and job.result is not None:
         if r["metric"] in ("recall_at_k", "retention", "mrr", "forgetting_precision")
     ]
     chart = px.bar(
-        shown,
-        x="metric",
-        y="B − A",
+        shown, x="metric", y="B − A",
         error_y=[r["CI high"] - r["B − A"] for r in shown],
         error_y_minus=[r["B − A"] - r["CI low"] for r in shown],
         title="B − A with confidence interval",
-    )
+    )  # fmt: skip
     st.plotly_chart(chart, width="stretch")
     st.plotly_chart(
         px.bar(
-            per_conversation_rows(comparison),
-            x="conversation",
-            y="recall_at_k",
-            color="arm",
-            barmode="group",
-            title="Recall@k per conversation",
+            per_conversation_rows(comparison), x="conversation", y="recall_at_k", color="arm",
+            barmode="group", title="Recall@k per conversation",
         ),
         width="stretch",
-    )
+    )  # fmt: skip
+    st.subheader("Key-fact weight trajectories")
+    pick_conv, pick_facts = st.columns([1, 2])
+    conversation = pick_conv.selectbox("Conversation", run.conversation_ids(), key="traj_conv")
+    choices = fact_choices(run, conversation)
+    facts = pick_facts.multiselect(
+        "Key facts", list(choices), default=default_facts(run, conversation),
+        format_func=choices.__getitem__, key=f"traj_facts_{conversation}",
+    )  # fmt: skip
+    if facts:
+        st.plotly_chart(trajectory_figure(run, conversation, facts), width="stretch")
     st.subheader("Facts one arm kept and the other lost")
     swings = swing_rows(comparison)
     if swings:
         st.dataframe(swings, hide_index=True, width="stretch")
     else:
         st.caption("Both arms got the same facts right.")
+    st.subheader("Why facts were missed")
+    for arm in ("A", "B"):
+        missed = missed_rows(run, arm)
+        st.markdown(f"**Arm {arm}: {len(missed)} facts not as expected**")
+        if missed:
+            st.dataframe(missed, hide_index=True, width="stretch")
+    save_form("ab", lambda runs, name: run_library.save_ab(runs, name, run))
 
-st.divider()
-st.subheader("Forecast: what would be evicted if nobody touched the memory")
-atlas, label = current_atlas()
-f_left, f_right = st.columns(2)
-hours = f_left.slider("Horizon (hours)", 1, 24 * 14, 72)
-rate = f_right.slider("Decay rate", 0.0, 2.0, float(atlas.config.decay_rate), 0.01)
-if len(atlas):
+
+def save_form(kind: str, save: Any) -> None:
+    name_col, button_col = st.columns([3, 1])
+    name = name_col.text_input(
+        "Run name", key=f"save_name_{kind}", placeholder="e.g. tuned vs seed, 25% capacity"
+    )
+    if button_col.button("Save run", key=f"save_{kind}", disabled=not name.strip()):
+        try:
+            record = save(runs_repository(), name.strip())
+        except AtlasError as exc:
+            st.error(f"Not saved: {exc}")
+        else:
+            st.success(f"Saved as {record.name!r}.")
+
+
+def sweep_tab() -> None:
+    st.caption(
+        "Optuna, two objectives: maximise key-fact recall@k, minimise memory size (final "
+        "memories / turns). Other workers can join the study: `atlas sweep ... --storage URL --study NAME`."
+    )
+    names = st.multiselect("Sweep conversations", list(available), default=list(available)[:1])
+    left, mid, right = st.columns(3)
+    trials = int(left.number_input("Trials", min_value=1, max_value=1000, value=20, step=1))
+    base = mid.selectbox("Base preset", list(PRESETS), index=list(PRESETS).index("tuned"))
+    capacity = right.slider("Sweep capacity (share of turns)", 0.05, 1.0, 0.25, 0.05)
+    params = st.multiselect("Fields to search", list(SEARCH_SPACE), default=list(SWEEP_DEFAULT))
+    with st.expander("Study storage"):
+        storage = st.text_input("Storage URL", value=default_storage())
+        st.session_state.setdefault("sweep_study_name", default_study_name())
+        study = st.text_input("Study name", key="sweep_study_name")
+    job: SweepJob | None = st.session_state.get(SWEEP_JOB_KEY)
+    run_col, stop_col = st.columns(2)
+    if run_col.button("Run sweep", type="primary", disabled=bool(job and job.running) or not names):
+        try:
+            request = SweepRequest(
+                selected_files(names, available), base, tuple(params), trials, capacity, 10,
+                storage, study, harness_embedder_name(),
+            )  # fmt: skip
+        except AtlasError as exc:
+            st.error(str(exc))
+        else:
+            st.session_state[SWEEP_JOB_KEY] = SweepJob(request)
+            del st.session_state["sweep_study_name"]  # the next sweep gets a fresh study
+            st.rerun()
+    if stop_col.button("Stop sweep", disabled=not (job and job.running)):
+        job.cancel()  # type: ignore[union-attr]
+    sweep_progress()
+    outcome: SweepOutcome | None = st.session_state.get(SWEEP_KEY)
+    if outcome is not None:
+        show_sweep(outcome)
+
+
+@st.fragment(run_every=1.0)
+def sweep_progress() -> None:
+    job: SweepJob | None = st.session_state.get(SWEEP_JOB_KEY)
+    if job is None:
+        return
+    st.progress(job.progress, text=f"{job.stage} · {job.done} of {job.request.trials} trials")
+    if job.error:
+        st.error(job.error)
+    if (
+        not job.running
+        and job.result is not None
+        and st.session_state.get("sweep_shown") is not job
+    ):
+        st.session_state["sweep_shown"] = job
+        st.session_state[SWEEP_KEY] = job.result
+        st.rerun()
+
+
+def show_sweep(outcome: SweepOutcome) -> None:
+    if not outcome.trials:
+        st.warning("The sweep finished no trial.")
+        return
+    st.plotly_chart(pareto_figure(outcome), width="stretch")
+    note = importance_note(outcome)
+    if note:
+        st.info(note)
+    else:
+        st.plotly_chart(importance_figure(outcome), width="stretch")
+    st.dataframe(trial_table(outcome), hide_index=True, width="stretch")
+    numbers = [t.number for t in outcome.trials]
+    pick, use_a, use_b, export = st.columns([2, 1, 1, 1])
+    number = pick.selectbox(
+        "Trial", numbers, index=numbers.index(outcome.pareto[0]) if outcome.pareto else 0,
+        format_func=lambda n: f"#{n}" + (" (Pareto)" if n in outcome.pareto else ""),
+    )  # fmt: skip
+    values = arm_values(outcome, number, EDITABLE_FIELDS)
+    for column, label in ((use_a, "A"), (use_b, "B")):
+        column.button(
+            f"Use as arm {label}", key=f"use_{label}", on_click=set_arm,
+            args=(label, outcome.base_preset, values),
+        )  # fmt: skip
+    export.download_button(
+        "Export trial as TOML",
+        outcome.config(number).to_toml(),
+        f"trial-{number}.toml",
+        "application/toml",
+    )
+    save_form("sweep", lambda runs, name: run_library.save_sweep(runs, name, outcome))
+
+
+def saved_runs_panel() -> None:
+    try:
+        runs = runs_repository()
+        choices = run_library.saved_runs(runs)
+    except AtlasError as exc:
+        st.warning(f"Saved runs need the database: {exc}")
+        return
+    if not choices:
+        st.caption(
+            "No saved runs yet: run an A/B comparison or a sweep, name it and press Save run."
+        )
+        return
+    pick, open_col, delete_col = st.columns([4, 1, 1])
+    run_id = pick.selectbox("Saved runs", list(choices), format_func=choices.__getitem__)
+    if open_col.button("Open"):
+        try:
+            opened = run_library.reopen(runs.get(run_id))
+        except AtlasError as exc:
+            st.error(str(exc))
+        else:
+            key = RUN_KEY if isinstance(opened, ABRun) else SWEEP_KEY
+            st.session_state[key] = opened
+            tab = "A/B comparison" if key == RUN_KEY else "Optuna sweep"
+            st.success(f"Opened {choices[run_id]}: see the {tab} tab.")
+    if delete_col.button("Delete"):
+        runs.delete(run_id)
+        st.rerun()
+
+
+def forecast_tab() -> None:
+    st.subheader("Forecast: what would be evicted if nobody touched the memory")
+    atlas, label = current_atlas()
+    f_left, f_right = st.columns(2)
+    hours = f_left.slider("Horizon (hours)", 1, 24 * 14, 72)
+    rate = f_right.slider("Decay rate", 0.0, 2.0, float(atlas.config.decay_rate), 0.01)
+    if not len(atlas):
+        st.caption(
+            f"{label} is empty: play the demo or write in the playground to forecast its evictions."
+        )
+        return
     try:
         outlook = forecast(
-            atlas,
-            hours=float(hours),
-            steps=48,
+            atlas, hours=float(hours), steps=48,
             config=AtlasConfig.from_mapping({"decay_rate": rate}, atlas.config),
-        )
+        )  # fmt: skip
     except AtlasError as exc:
         st.error(str(exc))
-    else:
-        st.plotly_chart(
-            px.line(
-                x=outlook.hours,
-                y=outlook.remaining,
-                labels={"x": "hours from now", "y": "memories left"},
-                title=f"{label}: {len(outlook.evictions)} evictions forecast ({outlook.by_reason() or 'none'})",
-            ),
-            width="stretch",
-        )
-        st.dataframe(
-            [
-                {
-                    "in hours": round(e.hours, 1),
-                    "reason": e.reason,
-                    "weight now": round(e.weight_now, 3),
-                    "memory": e.content,
-                }
-                for e in outlook.evictions[:200]
-            ],
-            hide_index=True,
-            width="stretch",
-        )
-else:
-    st.caption(
-        f"{label} is empty: play the demo or write in the playground to forecast its evictions."
-    )
+        return
+    st.plotly_chart(
+        px.line(
+            x=outlook.hours, y=outlook.remaining,
+            labels={"x": "hours from now", "y": "memories left"},
+            title=f"{label}: {len(outlook.evictions)} evictions forecast ({outlook.by_reason() or 'none'})",
+        ),
+        width="stretch",
+    )  # fmt: skip
+    st.dataframe(
+        [
+            {"in hours": round(e.hours, 1), "reason": e.reason, "weight now": round(e.weight_now, 3), "memory": e.content}
+            for e in outlook.evictions[:200]
+        ],
+        hide_index=True,
+        width="stretch",
+    )  # fmt: skip
+
+
+st.title("A/B tuning")
+st.caption(
+    "Replay scripted conversations under two parameter sets and compare how many annotated key facts "
+    "each still recalls (paired per fact: bootstrap confidence interval and a paired test); search "
+    "the parameters with an Optuna sweep; save runs and reopen them later."
+)
+with st.expander("Saved runs", expanded=False):
+    saved_runs_panel()
+ab, sweep_panel, outlook_panel = st.tabs(["A/B comparison", "Optuna sweep", "Forecast"])
+with ab:
+    ab_tab()
+with sweep_panel:
+    sweep_tab()
+with outlook_panel:
+    forecast_tab()

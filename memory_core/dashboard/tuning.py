@@ -1,5 +1,5 @@
 """A/B decay tuning: replay conversations under two parameter sets off the script thread,
-pair the key facts, and turn the comparison into tables the page shows.
+pair the key facts, explain every miss, and turn the result into the page's tables and charts.
 
 The page only starts a ``TuningJob`` and polls it; everything here is plain Python.
 """
@@ -9,29 +9,37 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import plotly.express as px
+import plotly.graph_objects as go
+
+from memory_core.clock import to_datetime
 from memory_core.config import AtlasConfig, preset
 from memory_core.embedding.base import Embedder
-from memory_core.errors import AtlasError
+from memory_core.errors import AtlasError, NotFoundError
 from memory_core.harness.compare import Comparison, compare_results
-from memory_core.harness.replay import Progress, ReplaySettings, replay_all
-from memory_core.harness.session_format import load_conversations
-
-EDITABLE_FIELDS: tuple[str, ...] = (
-    "decay_strategy",
-    "decay_rate",
-    "stability_hours",
-    "reinforce_factor",
-    "evict_threshold",
-    "working_memory_size",
-    "session_end_mode",
-    "similarity_weight",
-    "weight_weight",
-    "recency_weight",
+from memory_core.harness.explain import Explanation, explain_missed
+from memory_core.harness.metrics import ConversationResult
+from memory_core.harness.replay import (
+    Progress,
+    ReplaySettings,
+    embed_conversation,
+    replay_conversation,
 )
-"""The fields the A/B forms expose; every other field comes from the chosen preset."""
+from memory_core.harness.session_format import load_conversations
+from memory_core.harness.sweep import SEARCH_SPACE
+
+EDITABLE_FIELDS: tuple[str, ...] = tuple(SEARCH_SPACE)
+"""The fields the A/B forms expose — exactly what a sweep searches, so any trial fits an arm;
+every other field comes from the chosen preset."""
+
+RESAMPLES = 2_000
+"""Bootstrap resamples of the page's comparison (a reopened run recomputes the same CI)."""
+
+ARMS = ("A", "B")
 
 
 def build_config(preset_name: str, overrides: Mapping[str, Any]) -> AtlasConfig:
@@ -50,6 +58,44 @@ class TuningRequest:
     config_b: AtlasConfig
     capacity_fraction: float | None = 0.25
     top_k: int = 10
+    presets: tuple[str, str] = ("", "")
+
+
+@dataclass(frozen=True, slots=True)
+class ABRun:
+    """A finished (or reopened) A/B run: inputs, the paired comparison and every miss explained."""
+
+    config_a: AtlasConfig
+    config_b: AtlasConfig
+    capacity_fraction: float | None
+    top_k: int
+    comparison: Comparison
+    missed: tuple[dict[str, Any], ...]  # explanation rows, each with its "arm"
+    presets: tuple[str, str] = ("", "")
+
+    def results(self, arm: str) -> tuple[ConversationResult, ...]:
+        return self.comparison.results_a if arm == "A" else self.comparison.results_b
+
+    def conversation_ids(self) -> list[str]:
+        return [r.conversation_id for r in self.comparison.results_a]
+
+
+def build_run(
+    request: TuningRequest,
+    results_a: Sequence[ConversationResult],
+    results_b: Sequence[ConversationResult],
+    missed: Sequence[dict[str, Any]],
+) -> ABRun:
+    """Pair two arms' results into an ``ABRun`` (also how a saved run is redrawn)."""
+    return ABRun(
+        config_a=request.config_a,
+        config_b=request.config_b,
+        capacity_fraction=request.capacity_fraction,
+        top_k=request.top_k,
+        comparison=compare_results(results_a, results_b, labels=ARMS, resamples=RESAMPLES),
+        missed=tuple(missed),
+        presets=request.presets,
+    )
 
 
 class TuningJob:
@@ -59,7 +105,7 @@ class TuningJob:
         self.request = request
         self.progress = 0.0
         self.stage = "starting"
-        self.result: Comparison | None = None
+        self.result: ABRun | None = None
         self.error: str | None = None
         self._cancel = threading.Event()
         self._embedder = embedder
@@ -78,26 +124,34 @@ class TuningJob:
 
     def _run(self) -> None:
         try:
-            conversations = load_conversations(self.request.files)
+            request = self.request
+            conversations = load_conversations(request.files)
             settings = ReplaySettings(
-                top_k=self.request.top_k, capacity_fraction=self.request.capacity_fraction
+                top_k=request.top_k, capacity_fraction=request.capacity_fraction
             )
-            arms = []
+            vectors = {c.id: embed_conversation(c, self._embedder) for c in conversations}
+            arms: list[list[ConversationResult]] = [[], []]
+            missed: list[dict[str, Any]] = []
             for index, (label, config) in enumerate(
-                (("A", self.request.config_a), ("B", self.request.config_b))
+                zip(ARMS, (request.config_a, request.config_b), strict=True)
             ):
                 self.stage = f"replaying {label}"
-                arms.append(
-                    replay_all(
-                        conversations,
+                for i, conversation in enumerate(conversations):
+                    replay = replay_conversation(
+                        conversation,
                         config,
                         settings=settings,
                         embedder=self._embedder,
-                        progress=lambda p, i=index: self._report(p, i),
+                        vectors=vectors[conversation.id],
+                        progress=partial(self._report, arm=index),
+                        position=(i, len(conversations)),
                     )
-                )
+                    arms[index].append(replay.result)
+                    missed.extend(
+                        explanation_row(label, conversation.id, e) for e in explain_missed(replay)
+                    )
             self.stage = "comparing"
-            self.result = compare_results(arms[0], arms[1], labels=("A", "B"), resamples=2_000)
+            self.result = build_run(request, arms[0], arms[1], missed)
             self.progress = 1.0
             self.stage = "done"
         except _Cancelled:
@@ -111,6 +165,26 @@ class TuningJob:
             raise _Cancelled
         within = (p.conversation + p.turn / max(p.turns, 1)) / max(p.conversations, 1)
         self.progress = (arm + within) / 2
+
+
+def explanation_row(arm: str, conversation_id: str, e: Explanation) -> dict[str, Any]:
+    """One missed fact as a JSON-ready table row."""
+    return {
+        "arm": arm,
+        "conversation": conversation_id,
+        "fact_id": e.fact_id,
+        "fact": e.fact,
+        "expect": e.expect,
+        "verdict": e.verdict,
+        "rank": e.rank,
+        "explanation": e.summary,
+        "outranked by": ", ".join(h.id for h in e.outranked_by),
+    }
+
+
+def missed_rows(run: ABRun, arm: str) -> list[dict[str, Any]]:
+    """The facts ``arm`` did not get right, each with why (the ``arm`` column dropped)."""
+    return [{k: v for k, v in r.items() if k != "arm"} for r in run.missed if r["arm"] == arm]
 
 
 def diff_rows(comparison: Comparison) -> list[dict[str, Any]]:
@@ -166,5 +240,62 @@ def per_conversation_rows(
     return rows
 
 
+def fact_choices(run: ABRun, conversation_id: str) -> dict[str, str]:
+    """Fact id → label of one conversation's key facts, for the trajectory picker."""
+    result = _conversation(run, "A", conversation_id)
+    return {f.fact_id: f"{f.fact_id}: {f.fact}" for f in result.facts}
+
+
+def default_facts(run: ABRun, conversation_id: str, limit: int = 4) -> list[str]:
+    """The facts worth plotting first: those one arm kept and the other lost, then the rest."""
+    comparison = run.comparison
+    swung = [
+        s.fact_id
+        for s in (*comparison.a_only, *comparison.b_only)
+        if s.conversation_id == conversation_id
+    ]
+    others = [f for f in fact_choices(run, conversation_id) if f not in swung]
+    return (swung + others)[:limit]
+
+
+def trajectory_rows(
+    run: ABRun, conversation_id: str, fact_ids: Sequence[str]
+) -> list[dict[str, Any]]:
+    """Each chosen fact's best weight over simulated time in both arms; ``None`` = not held."""
+    rows = []
+    for arm in ARMS:
+        result = _conversation(run, arm, conversation_id)
+        times = [to_datetime(t) for t in result.trajectory_times]
+        for fact in result.facts:
+            if fact.fact_id not in fact_ids:
+                continue
+            for at, weight in zip(times, fact.trajectory, strict=False):
+                rows.append({"time": at, "weight": weight, "fact": fact.fact_id, "arm": arm})
+    return rows
+
+
+def trajectory_figure(run: ABRun, conversation_id: str, fact_ids: Sequence[str]) -> go.Figure:
+    """Key-fact weight over simulated time: one colour per fact, A solid, B dashed."""
+    figure = px.line(
+        trajectory_rows(run, conversation_id, fact_ids),
+        x="time",
+        y="weight",
+        color="fact",
+        line_dash="arm",
+        line_dash_map={"A": "solid", "B": "dash"},
+        title=f"{conversation_id}: key-fact weight over simulated time (gap = not held)",
+        labels={"time": "simulated time", "weight": "best weight of a memory carrying it"},
+    )
+    figure.update_traces(connectgaps=False)
+    return figure
+
+
 def selected_files(names: Sequence[str], available: Mapping[str, Path]) -> tuple[Path, ...]:
     return tuple(available[n] for n in names if n in available)
+
+
+def _conversation(run: ABRun, arm: str, conversation_id: str) -> ConversationResult:
+    for result in run.results(arm):
+        if result.conversation_id == conversation_id:
+            return result
+    raise NotFoundError("conversation", conversation_id)

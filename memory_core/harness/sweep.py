@@ -193,11 +193,14 @@ def sweep(
     study_name: str = "atlas-sweep",
     workers: int = 1,
     on_trial: Callable[[int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> SweepResult:
     """Run ``trials`` trials split over ``workers`` processes; summarise the whole study.
 
     With ``workers > 1`` a storage URL is required (workers share the study through it).
-    ``on_trial`` receives the study's finished-trial count as it grows.
+    ``on_trial`` receives the study's finished-trial count as it grows. ``should_stop`` is
+    asked after every trial (single process only): once it says yes, no further trial
+    starts and the trials finished so far are summarised.
     """
     if trials < 1:
         raise InputError("trials", f"must be >= 1, got {trials!r}")
@@ -205,6 +208,8 @@ def sweep(
         raise InputError("workers", f"must be >= 1, got {workers!r}")
     if workers > 1 and storage is None:
         raise InputError("storage", "several workers need a shared storage URL (sqlite:///...)")
+    if workers > 1 and should_stop is not None:
+        raise InputError("should_stop", "only a single-process sweep (workers=1) can be stopped")
     conversations = load_conversations(spec.paths)
     embedder = harness_embedder(spec.embedder)
     for conversation in conversations:  # fill the cache once, before any worker starts
@@ -212,11 +217,26 @@ def sweep(
     started = time.perf_counter()
     with opened_study(storage, study_name, seed=spec.seed) as study:
         if workers == 1:
-            callbacks = [] if on_trial is None else [lambda s, t: on_trial(len(s.trials))]
-            study.optimize(make_objective(spec), n_trials=trials, callbacks=callbacks)
+            study.optimize(
+                make_objective(spec),
+                n_trials=trials,
+                callbacks=[_after_trial(on_trial, should_stop)],
+            )
         else:
             _run_processes(spec, storage, study_name, trials, workers, study, on_trial)
         return summarize_study(study, storage, time.perf_counter() - started)
+
+
+def _after_trial(
+    on_trial: Callable[[int], None] | None, should_stop: Callable[[], bool] | None
+) -> Callable[[optuna.Study, optuna.trial.FrozenTrial], None]:
+    def callback(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
+        if on_trial is not None:
+            on_trial(len(study.trials))
+        if should_stop is not None and should_stop():
+            study.stop()
+
+    return callback
 
 
 def _run_processes(
@@ -252,13 +272,7 @@ def summarize_study(study: optuna.Study, storage: str | None, wall: float) -> Sw
     """Pareto front and recall importances of every finished trial in the study."""
     done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     pareto = tuple(
-        TrialRow(
-            number=t.number,
-            recall_at_k=float(t.values[0]),
-            memory_fraction=float(t.values[1]),
-            params=dict(t.params),
-            metrics=dict(t.user_attrs),
-        )
+        _trial_row(t)
         for t in sorted(study.best_trials, key=lambda t: (-t.values[0], t.values[1], t.number))
     )
     return SweepResult(
@@ -268,6 +282,22 @@ def summarize_study(study: optuna.Study, storage: str | None, wall: float) -> Sw
         pareto=pareto,
         importances=importances(study),
         wall_seconds=wall,
+    )
+
+
+def trial_rows(study: optuna.Study) -> tuple[TrialRow, ...]:
+    """Every finished trial of the study, in trial order (the Pareto front is a subset)."""
+    done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    return tuple(_trial_row(t) for t in sorted(done, key=lambda t: t.number))
+
+
+def _trial_row(trial: optuna.trial.FrozenTrial) -> TrialRow:
+    return TrialRow(
+        number=trial.number,
+        recall_at_k=float(trial.values[0]),
+        memory_fraction=float(trial.values[1]),
+        params=dict(trial.params),
+        metrics=dict(trial.user_attrs),
     )
 
 

@@ -1,7 +1,8 @@
-"""A/B tuning: the background job, its tables, and the page."""
+"""A/B tuning: the background job, its tables and charts, and the page."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -11,20 +12,39 @@ from streamlit.testing.v1 import AppTest
 from memory_core.config import preset
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.tuning import (
+    ABRun,
     TuningJob,
     TuningRequest,
     build_config,
+    default_facts,
     diff_rows,
+    fact_choices,
+    missed_rows,
     per_conversation_rows,
     swing_rows,
+    trajectory_figure,
+    trajectory_rows,
 )
-from memory_core.errors import ConfigError
+from memory_core.errors import ConfigError, NotFoundError
 from memory_core.testing import HashingEmbedder
 
 from .test_pages import app, go  # noqa: F401 - fixture reuse
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIP = ROOT / "sample_sessions" / "trip-approval.json"
+VERDICTS = {"outranked", "not_a_candidate", "evicted", "never_stored", "recalled"}
+
+
+@pytest.fixture(scope="module")
+def run() -> ABRun:
+    request = TuningRequest(
+        (TRIP,), build_config("seed-linear", {}), build_config("tuned", {}), 0.25, 10
+    )
+    job = TuningJob(request, HashingEmbedder())
+    job.wait(120)
+    assert job.stage == "done" and job.error is None and job.progress == 1.0
+    assert job.result is not None
+    return job.result
 
 
 def test_build_config_applies_overrides_on_the_preset_and_validates() -> None:
@@ -36,24 +56,51 @@ def test_build_config_applies_overrides_on_the_preset_and_validates() -> None:
         build_config("nope", {})
 
 
-def test_job_compares_two_arms_and_reports_progress() -> None:
-    request = TuningRequest(
-        (TRIP,), build_config("seed-linear", {}), build_config("tuned", {}), 0.25, 10
-    )
-    job = TuningJob(request, HashingEmbedder())
-    job.wait(120)
-    assert job.stage == "done" and job.error is None and job.progress == 1.0
-    assert job.result is not None
-    rows = {r["metric"]: r for r in diff_rows(job.result)}
+def test_job_compares_two_arms(run: ABRun) -> None:
+    rows = {r["metric"]: r for r in diff_rows(run.comparison)}
     assert {"recall_at_k", "retention", "mrr"} <= set(rows)
     assert (
         rows["recall_at_k"]["CI low"]
         <= rows["recall_at_k"]["B − A"]
         <= rows["recall_at_k"]["CI high"]
     )
-    assert {r["arm"] for r in per_conversation_rows(job.result)} == {"A", "B"}
-    for row in swing_rows(job.result):
+    assert {r["arm"] for r in per_conversation_rows(run.comparison)} == {"A", "B"}
+    for row in swing_rows(run.comparison):
         assert row["only right in"] in ("A", "B")
+
+
+def test_every_fact_not_as_expected_is_explained(run: ABRun) -> None:
+    for arm, results in (("A", run.comparison.results_a), ("B", run.comparison.results_b)):
+        wrong = {
+            f.fact_id for r in results for f in r.facts if f.recalled != (f.expect == "recalled")
+        }
+        rows = missed_rows(run, arm)
+        assert {r["fact_id"] for r in rows} == wrong and len(rows) == len(wrong)
+        for row in rows:
+            assert row["verdict"] in VERDICTS and row["explanation"]
+            if row["verdict"] == "outranked":
+                assert row["rank"] > run.top_k and row["outranked by"]
+            if row["verdict"] == "evicted":
+                assert "evicted" in row["explanation"] or "never stored" in row["explanation"]
+    assert missed_rows(run, "A"), "seed-linear at 25% capacity forgets some trip facts"
+
+
+def test_trajectories_cover_both_arms_over_simulated_time(run: ABRun) -> None:
+    facts = default_facts(run, "trip-approval", limit=3)
+    assert len(facts) == 3 and set(facts) <= set(fact_choices(run, "trip-approval"))
+    swung = {s.fact_id for s in (*run.comparison.a_only, *run.comparison.b_only)}
+    assert facts[: len(swung)] == [f for f in facts if f in swung]  # swings come first
+    rows = trajectory_rows(run, "trip-approval", facts)
+    turns = run.comparison.results_a[0].turns
+    assert len(rows) == 2 * len(facts) * turns  # one sample per turn, fact and arm
+    assert {r["arm"] for r in rows} == {"A", "B"} and {r["fact"] for r in rows} == set(facts)
+    times = [r["time"] for r in rows if r["arm"] == "A" and r["fact"] == facts[0]]
+    assert times == sorted(times) and times[0].tzinfo is not None
+    figure = trajectory_figure(run, "trip-approval", facts)
+    dashes = {t.line.dash for t in figure.data}
+    assert dashes == {"solid", "dash"} and len(figure.data) == 2 * len(facts)
+    with pytest.raises(NotFoundError):
+        trajectory_rows(run, "nope", facts)
 
 
 def test_job_can_be_cancelled() -> None:
@@ -71,17 +118,65 @@ def test_job_can_be_cancelled() -> None:
     assert job.result is None or job.stage == "done"
 
 
-def test_tuning_page_runs_an_ab_comparison(app: AppTest) -> None:  # noqa: F811
+def wait_for(app: AppTest, found, seconds: float = 120) -> None:  # type: ignore[no-untyped-def] # noqa: F811
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not found():
+        time.sleep(0.5)
+        app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert found()
+
+
+def chart_titles(at: AppTest) -> list[str]:
+    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    return [str(s["layout"].get("title", {}).get("text", "")) for s in specs]
+
+
+def test_tuning_page_runs_explains_saves_and_reopens(app: AppTest) -> None:  # noqa: F811
     go(app, "pages/ab_tuning.py")
     conversations = next(m for m in app.multiselect if m.label == "Conversations")
     conversations.set_value(["trip-approval"]).run()
     next(b for b in app.button if b.label == "Run A/B").click().run()
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not any(
-        s.value == "Paired differences (B − A)" for s in app.subheader
-    ):
-        time.sleep(0.5)
-        app.run()
+    wait_for(app, lambda: any(s.value == "Paired differences (B − A)" for s in app.subheader))
+    assert any(b.label == "Export A as TOML" for b in app.get("download_button"))
+    assert any(s.value == "Key-fact weight trajectories" for s in app.subheader)
+    assert any(s.value == "Why facts were missed" for s in app.subheader)
+    assert any("Arm A:" in str(m.value) for m in app.markdown)
+    assert any("key-fact weight over simulated time" in t for t in chart_titles(app))
+
+    next(t for t in app.text_input if t.label == "Run name").set_value("trip seed vs tuned").run()
+    save = next(b for b in app.button if b.label == "Save run")
+    save.click().run()
+    assert any("Saved as 'trip seed vs tuned'" in str(s.value) for s in app.success)
+
+    del app.session_state["ab_run"]
+    app.run()
+    assert not any(s.value == "Paired differences (B − A)" for s in app.subheader)
+    picker = next(s for s in app.selectbox if s.label == "Saved runs")
+    assert "trip seed vs tuned · ab-tuning" in picker.options[0]
+    next(b for b in app.button if b.label == "Open").click().run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(s.value == "Paired differences (B − A)" for s in app.subheader)
-    assert any(b.label == "Export A as TOML" for b in app.get("download_button"))
+
+
+def test_tuning_page_sweeps_and_fills_an_arm_from_a_trial(app: AppTest) -> None:  # noqa: F811
+    go(app, "pages/ab_tuning.py")
+    next(m for m in app.multiselect if m.label == "Sweep conversations").set_value(
+        ["trip-approval"]
+    ).run()
+    next(n for n in app.number_input if n.label == "Trials").set_value(3).run()
+    next(b for b in app.button if b.label == "Run sweep").click().run()
+    wait_for(app, lambda: any(t.label == "Trial" for t in app.selectbox))
+    assert any(b.label == "Export trial as TOML" for b in app.get("download_button"))
+    outcome = app.session_state["sweep_outcome"]
+    assert len(outcome.trials) == 3
+    titles = chart_titles(app)
+    assert any(t.endswith(f"3 trials, {len(outcome.pareto)} on the front") for t in titles)
+    assert any(t.startswith("Parameter importance") for t in titles) or any(
+        "Parameter importances need" in str(i.value) for i in app.info
+    )
+    number = next(s for s in app.selectbox if s.label == "Trial").value
+    next(b for b in app.button if b.label == "Use as arm B").click().run()
+    assert app.session_state["B_preset"] == "tuned"
+    want = outcome.trial(number).params["decay_rate"]
+    assert next(n for n in app.number_input if n.key == "B_tuned_decay_rate").value == want
