@@ -6,17 +6,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_core.cli.harness_args import (
+    POLICY_CHOICES,
     add_replay_arguments,
     load_config,
     progress_bar,
     replay_settings,
 )
-from memory_core.harness.compare import Arm, Comparison, compare
-from memory_core.harness.policies import POLICIES
-from memory_core.harness.replay import harness_embedder
-from memory_core.harness.session_format import load_conversations
+from memory_core.cli.options import add_overrides
+
+if TYPE_CHECKING:
+    from memory_core.harness.compare import Comparison
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,18 +35,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     for arm in ("a", "b"):
         parser.add_argument(
             f"--{arm}-policy",
-            choices=sorted(POLICIES),
+            choices=POLICY_CHOICES,
+            metavar="POLICY",
             default="atlas",
             help=f"memory policy of arm {arm.upper()} (default atlas)",
         )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config field in both arms, e.g. --set max_nodes=150",
-    )
+    add_overrides(parser, "override a config field in both arms, e.g. --set max_nodes=150")
     add_replay_arguments(parser, policy=False)
     parser.add_argument("--resamples", type=int, default=10_000, help="bootstrap resamples")
     parser.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
@@ -53,6 +49,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory_core.harness.compare import Arm, compare  # SciPy: slow to import
+    from memory_core.harness.replay import harness_embedder
+    from memory_core.harness.session_format import load_conversations
+
     conversations = load_conversations(args.paths)
     arm_a = Arm(
         _label(args.a, args.a_policy),

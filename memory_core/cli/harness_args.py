@@ -7,11 +7,29 @@ import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from memory_core.cli.options import LazyChoices, positive_int
 from memory_core.config import PRESETS, AtlasConfig, preset
-from memory_core.harness.policies import POLICIES
-from memory_core.harness.replay import EMBEDDERS, Progress, ProgressCallback, ReplaySettings
-from memory_core.harness.session_format import Conversation
+
+if TYPE_CHECKING:
+    from memory_core.harness.replay import Progress, ProgressCallback, ReplaySettings
+    from memory_core.harness.session_format import Conversation
+
+
+def _policies() -> list[str]:
+    from memory_core.harness.policies import POLICIES
+
+    return list(POLICIES)
+
+
+def _embedders() -> list[str]:
+    from memory_core.harness.replay import EMBEDDERS
+
+    return list(EMBEDDERS)
+
+
+POLICY_CHOICES = LazyChoices(_policies)
 
 
 def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True) -> None:
@@ -19,16 +37,17 @@ def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True
     if policy:
         parser.add_argument(
             "--policy",
-            choices=sorted(POLICIES),
+            choices=POLICY_CHOICES,
+            metavar="POLICY",
             default="atlas",
-            help="memory policy to replay (default atlas; the others are baselines)",
+            help="memory policy to replay: %(choices)s (default atlas; the others are baselines)",
         )
     parser.add_argument(
-        "--top-k", type=_positive_int, default=10, help="probe depth for recall@k (default 10)"
+        "--top-k", type=positive_int, default=10, help="probe depth for recall@k (default 10)"
     )
     parser.add_argument(
         "--context-k",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         help="memories retrieved per turn by the simulated agent (default 5)",
     )
@@ -44,13 +63,16 @@ def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True
     )
     parser.add_argument(
         "--embedder",
-        choices=sorted(EMBEDDERS),
+        choices=LazyChoices(_embedders),
+        metavar="EMBEDDER",
         default="minilm",
         help="minilm (default, cached) or hashing (fast fake for smoke runs)",
     )
 
 
 def replay_settings(args: argparse.Namespace, policy: str | None = None) -> ReplaySettings:
+    from memory_core.harness.replay import ReplaySettings
+
     return ReplaySettings(
         policy=policy or str(getattr(args, "policy", "atlas")),
         top_k=args.top_k,
@@ -90,13 +112,3 @@ def progress_bar(
             bar.update(1)
 
         yield update
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value

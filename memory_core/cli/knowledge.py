@@ -4,27 +4,34 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from memory_core.embedding import HashingEmbedder, default_embedder
-from memory_core.embedding.base import Embedder
-from memory_core.knowledge import ItemStatus, KnowledgeBase, KnowledgeSettings, import_file
-from memory_core.knowledge.sample import load_sample_knowledge
-from memory_core.store.engine import open_database
+from memory_core.cli.options import EMBEDDERS, LazyChoices, embedder_from_args
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
-    "minilm": default_embedder,
-    "hashing": HashingEmbedder,  # offline smoke tests only: no notion of meaning
-}
+if TYPE_CHECKING:
+    from memory_core.knowledge import KnowledgeBase
+
+# The knowledge package pulls in SQLAlchemy and Alembic: imported by the commands, not here.
+
+
+def _statuses() -> list[str]:
+    from memory_core.knowledge import ItemStatus
+
+    return [s.value for s in ItemStatus]
 
 
 def _knowledge_base(args: argparse.Namespace) -> KnowledgeBase:
+    from memory_core.knowledge import KnowledgeBase, KnowledgeSettings
+    from memory_core.store.engine import open_database
+
     database = open_database(args.db)
     settings = KnowledgeSettings(trusted_sources=frozenset(args.trust or ()))
-    return KnowledgeBase(database.session, embedder=EMBEDDERS[args.embedder](), settings=settings)
+    return KnowledgeBase(database.session, embedder=embedder_from_args(args), settings=settings)
 
 
 def run_import(args: argparse.Namespace) -> int:
+    from memory_core.knowledge import import_file
+
     report = import_file(_knowledge_base(args), args.file, actor=args.actor)
     for item in report.imported:
         print(f"imported {item.key} v{item.version} ({item.status.value})")
@@ -35,6 +42,8 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from memory_core.knowledge import ItemStatus
+
     kb = _knowledge_base(args)
     status = ItemStatus(args.status) if args.status else None
     with kb.unit("list knowledge") as unit:
@@ -49,6 +58,8 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_sample(args: argparse.Namespace) -> int:
+    from memory_core.knowledge.sample import load_sample_knowledge
+
     report = load_sample_knowledge(_knowledge_base(args))
     print(
         f"sample knowledge: {report.added_items} item version(s) and "
@@ -60,7 +71,10 @@ def run_sample(args: argparse.Namespace) -> int:
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database URL (default: $ATLAS_DATABASE_URL or data/atlas.db)")
     parser.add_argument(
-        "--embedder", choices=sorted(EMBEDDERS), default="minilm", help="text embedder"
+        "--embedder",
+        choices=EMBEDDERS,
+        default="minilm",
+        help="text embedder: minilm, or hashing (offline smoke tests only: no notion of meaning)",
     )
     parser.add_argument(
         "--trust", action="append", metavar="SOURCE", help="source name activated without review"
@@ -78,7 +92,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     imp.set_defaults(func=run_import)
 
     lst = commands.add_parser("list", help="list item versions")
-    lst.add_argument("--status", choices=[s.value for s in ItemStatus])
+    lst.add_argument(
+        "--status", choices=LazyChoices(_statuses), metavar="STATUS", help="one of %(choices)s"
+    )
     lst.add_argument("--key", help="only versions of this key")
     _common(lst)
     lst.set_defaults(func=run_list)

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_core.cli.harness_args import (
     add_replay_arguments,
@@ -14,9 +14,10 @@ from memory_core.cli.harness_args import (
     progress_bar,
     replay_settings,
 )
-from memory_core.harness.metrics import ConversationResult, summarize
-from memory_core.harness.replay import harness_embedder, replay_all
-from memory_core.harness.session_format import load_conversations
+from memory_core.cli.options import add_overrides
+
+if TYPE_CHECKING:
+    from memory_core.harness.metrics import ConversationResult
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,14 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="file or folder")
     parser.add_argument("--params", type=Path, help="TOML file of AtlasConfig fields")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override one config field, e.g. --set max_nodes=150 (repeatable)",
-    )
+    add_overrides(parser)
     add_replay_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -47,6 +41,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory_core.harness.metrics import summarize
+    from memory_core.harness.replay import harness_embedder, replay_all
+    from memory_core.harness.session_format import load_conversations
+
     config = load_config(args.params, args.overrides)
     settings = replay_settings(args)
     conversations = load_conversations(args.paths)

@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_core.cli.harness_args import add_replay_arguments, load_config, replay_settings
-from memory_core.harness.sweep import SEARCH_SPACE, SweepResult, best_config, spec_for, sweep
+from memory_core.cli.options import add_overrides
+
+if TYPE_CHECKING:
+    from memory_core.harness.sweep import SweepResult
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -25,17 +29,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--study", default="atlas-sweep", help="study name (default atlas-sweep)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--params", type=Path, help="TOML file or preset: the fixed base")
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a base config field, e.g. --set max_nodes=150",
-    )
+    add_overrides(parser, "override a base config field, e.g. --set max_nodes=150")
     parser.add_argument(
         "--search",
-        help=f"comma-separated fields to search (default all: {', '.join(SEARCH_SPACE)})",
+        help="comma-separated fields to search (default: the whole search space; "
+        "an unknown name is refused with the list of sweepable fields)",
     )
     parser.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
     parser.add_argument("--export-best", type=Path, help="write the best trial's config as TOML")
@@ -45,6 +43,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory_core.harness.sweep import best_config, spec_for, sweep  # Optuna: slow to import
+
     base = load_config(args.params, args.overrides)
     settings = replay_settings(args)
     search = [s.strip() for s in args.search.split(",") if s.strip()] if args.search else None

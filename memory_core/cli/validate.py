@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from memory_core.cli.options import positive_int
 from memory_core.errors import SessionFormatError
 from memory_core.harness.session_format import DEFAULT_MAX_BYTES, load_conversation, session_files
 
@@ -19,7 +20,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="file or folder")
     parser.add_argument(
         "--max-bytes",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_MAX_BYTES,
         help=f"refuse files larger than this (default {DEFAULT_MAX_BYTES})",
     )
@@ -56,13 +57,3 @@ def _report_invalid(name: str, problems: list[str]) -> None:
     print(f"INVALID {name}: {len(problems)} problem(s)")
     for problem in problems:
         print(f"  {problem}")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
-    return value
