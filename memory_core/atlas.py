@@ -441,7 +441,9 @@ class ElasticMemoryAtlas:
     def embedding_of(self, node_id: str) -> np.ndarray:
         with self._lock:
             slot = self._slot(node_id)
-            return self._session(self._s.session_of(slot)).vectors.reconstruct(np.array([slot]))[0]
+            session = self._session(self._s.session_of(slot))
+            vector: np.ndarray = session.vectors.reconstruct(np.array([slot]))[0]
+            return vector
 
     def stats(self) -> dict[str, Any]:
         """Counts and weight summary for dashboards and logs."""

@@ -42,4 +42,5 @@ class HashingEmbedder:
                 out[row, h % self._dim] += 1.0 if (h >> 32) & 1 else -1.0
             if not out[row].any():
                 out[row, 0] = 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
+        unit: np.ndarray = out / np.linalg.norm(out, axis=1, keepdims=True)
+        return unit

@@ -1,21 +1,28 @@
-"""FAISS vector index with stable int64 ids, exact while small and HNSW when large.
+"""FAISS vector index with stable int ids, exact while small and HNSW when large.
 
 Exact inner-product search is the right answer below a few tens of thousands of
-vectors; above ``hnsw_threshold`` the index is rebuilt as HNSW. HNSW cannot delete,
-so deletions there are tombstoned, filtered at search time and purged by a rebuild
-once they exceed ``rebuild_fraction`` of the index. FAISS sees private labels, never the
-caller's ids: an id removed and later added again (the atlas reuses slots) gets a fresh
-label, so its tombstoned old vector can neither hide nor impersonate the new one.
+vectors; above ``hnsw_threshold`` the index is rebuilt as HNSW. Deletions are
+tombstoned in both modes (HNSW cannot delete; an exact index would move every later
+vector) and filtered inside FAISS by a bitmap of live labels, so a search costs the
+same however many tombstones there are; a rebuild purges them once they exceed
+``rebuild_fraction`` of the index. FAISS sees private labels (its own row numbers),
+never the caller's ids: an id removed and later added again (the atlas reuses slots)
+gets a fresh label, so its tombstoned old vector can neither hide nor impersonate the
+new one. Ids are small non-negative ints (the atlas's slots), mapped by plain arrays.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import faiss
 import numpy as np
 
 from memory_core.errors import IndexError_
+
+_SWIG: Any = faiss
+"""faiss, for the SWIG classes its type stubs do not cover."""
 
 
 @functools.cache
@@ -24,11 +31,20 @@ def _single_threaded() -> None:
     faiss.omp_set_num_threads(1)
 
 
+def _grown(array: np.ndarray, size: int, fill: int | bool) -> np.ndarray:
+    """``array`` extended to at least ``size`` entries (doubling), new entries ``fill``."""
+    if size <= len(array):
+        return array
+    out = np.full(max(size, 2 * len(array)), fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
 class VectorIndex:
     """Cosine search (inner product on unit vectors) keyed by caller-chosen int ids."""
 
     __slots__ = (
-        "_deleted",
+        "_bitmap",
         "_dim",
         "_ef_construction",
         "_ef_search",
@@ -36,8 +52,9 @@ class VectorIndex:
         "_hnsw",
         "_index",
         "_label_of",
+        "_live",
         "_m",
-        "_next",
+        "_n_live",
         "_rebuild_fraction",
         "_threshold",
     )
@@ -59,19 +76,25 @@ class VectorIndex:
         self._ef_search = ef_search
         self._ef_construction = ef_construction
         self._rebuild_fraction = rebuild_fraction
-        self._deleted: set[int] = set()  # tombstoned labels (HNSW only)
-        self._label_of: dict[int, int] = {}  # live id -> label
+        self._label_of = np.full(64, -1, dtype=np.int64)  # id -> label, -1 when absent
         self._external = np.zeros(64, dtype=np.int64)  # label -> id
-        self._next = 0
+        self._live = np.zeros(64, dtype=bool)  # label -> not tombstoned
+        self._n_live = 0
+        self._bitmap: np.ndarray | None = None  # packed ``_live``, built when tombstones exist
         self._hnsw = False
-        self._index: faiss.IndexIDMap2 = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        self._index: faiss.Index = faiss.IndexFlatIP(dim)
 
     @property
     def kind(self) -> str:
         return "hnsw" if self._hnsw else "flat"
 
+    @property
+    def tombstones(self) -> int:
+        """Deleted vectors still stored (purged by the next rebuild)."""
+        return int(self._index.ntotal) - self._n_live
+
     def __len__(self) -> int:
-        return len(self._label_of)
+        return self._n_live
 
     def ids(self) -> np.ndarray:
         """Live ids, in insertion order."""
@@ -79,96 +102,126 @@ class VectorIndex:
         return live
 
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
-        """Add unit vectors; ids must not be live already."""
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        """Add unit vectors; ids must be non-negative and not live already."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        clash = [i for i in ids.tolist() if i in self._label_of]
-        if clash or len(set(ids.tolist())) != len(ids):
+        if len(ids) and ids.min() < 0:
+            raise IndexError_(f"vector index ids must be >= 0, got {int(ids.min())}")
+        known = ids[ids < len(self._label_of)]
+        clash = known[self._label_of[known] >= 0].tolist()
+        if clash or len(np.unique(ids)) != len(ids):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
-        labels = np.arange(self._next, self._next + len(ids), dtype=np.int64)
+        start = int(self._index.ntotal)
         try:
-            self._index.add_with_ids(vectors, labels)
-        except RuntimeError as exc:
+            self._index.add(vectors)
+        except (RuntimeError, ValueError, AssertionError) as exc:
             raise IndexError_(f"vector index rejected {len(ids)} vectors: {exc}") from exc
-        self._remember(ids, labels)
-        if not self._hnsw and self._index.ntotal > self._threshold:
+        self._remember(ids, np.arange(start, start + len(ids), dtype=np.int64))
+        if not self._hnsw and self._n_live > self._threshold:
             self._rebuild(hnsw=True)
 
     def remove(self, ids: np.ndarray) -> None:
-        labels = [self._label_of.pop(i) for i in np.asarray(ids).tolist() if i in self._label_of]
-        if not labels:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        ids = ids[(ids >= 0) & (ids < len(self._label_of))]
+        labels = np.unique(self._label_of[ids])
+        labels = labels[labels >= 0]
+        if not len(labels):
             return
-        if not self._hnsw:
-            self._index.remove_ids(faiss.IDSelectorBatch(np.array(labels, dtype=np.int64)))
-            return
-        self._deleted.update(labels)
-        if len(self._deleted) > self._rebuild_fraction * self._index.ntotal:
-            self._rebuild(hnsw=len(self) > self._threshold // 2)
+        self._label_of[self._external[labels]] = -1
+        self._live[labels] = False
+        self._n_live -= len(labels)
+        self._bitmap = None
+        if self.tombstones > self._rebuild_fraction * self._index.ntotal:
+            self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (similarities, ids) for one query vector, best first."""
-        live = len(self)
-        if live == 0 or k <= 0:
-            return np.empty(0, np.float32), np.empty(0, np.int64)
-        want = min(k + len(self._deleted), int(self._index.ntotal))
-        sims, labels = self._index.search(
-            np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32), want
-        )
-        sims, labels = sims[0], labels[0]
-        keep = labels >= 0
-        if self._deleted:
-            keep &= ~np.isin(labels, np.fromiter(self._deleted, dtype=np.int64))
-        return sims[keep][:k], self._external[labels[keep][:k]]
+        sims, ids = self._search(np.asarray(query).reshape(1, -1), k)
+        keep = ids[0] >= 0
+        return sims[0][keep], ids[0][keep]
 
     def search_many(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Batched search for compaction passes; -1 ids mark missing results."""
-        want = min(k, max(1, int(self._index.ntotal)))
-        sims, labels = self._index.search(np.ascontiguousarray(queries, dtype=np.float32), want)
-        dead = labels < 0
-        if self._deleted:
-            dead |= np.isin(labels, np.fromiter(self._deleted, dtype=np.int64))
-        return sims, np.where(dead, -1, self._external[np.where(dead, 0, labels)])
+        return self._search(queries, max(1, k))
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
-        """Stored vectors of ``ids``, one C++ call for the whole batch."""
-        keys = np.asarray(ids, dtype=np.int64).tolist()
-        if not keys:
+        """Stored vectors of ``ids`` (a copy)."""
+        keys = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if not len(keys):
             return np.empty((0, self._dim), dtype=np.float32)
-        missing = [i for i in keys if i not in self._label_of]
-        if missing:
-            raise IndexError_(f"vector for id {missing[0]} is not in the index")
-        labels = np.array([self._label_of[i] for i in keys], dtype=np.int64)
-        return np.asarray(self._index.reconstruct_batch(labels), dtype=np.float32)
+        inside = (keys >= 0) & (keys < len(self._label_of))
+        labels = np.where(inside, self._label_of[np.where(inside, keys, 0)], -1)
+        if (labels < 0).any():
+            missing = int(keys[np.flatnonzero(labels < 0)[0]])
+            raise IndexError_(f"vector for id {missing} is not in the index")
+        vectors: np.ndarray = self._stored()[labels]
+        return vectors
+
+    def _search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(similarities, ids) of shape (n, min(k, live)); -1 ids where fewer were found."""
+        want = min(k, self._n_live)
+        n = len(queries)
+        if want <= 0:
+            return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
+        params = self._params()
+        sims, labels = self._index.search(
+            np.ascontiguousarray(queries, dtype=np.float32), want, params=params
+        )
+        found = labels >= 0
+        return sims, np.where(found, self._external[np.where(found, labels, 0)], -1)
+
+    def _params(self) -> Any:
+        """Search parameters: efSearch for HNSW, and the live-label filter when needed."""
+        params: Any = None  # the SWIG classes used here have no type stubs
+        if self._hnsw:
+            params = _SWIG.SearchParametersHNSW()
+            params.efSearch = self._ef_search
+        if self.tombstones:
+            if self._bitmap is None:
+                self._bitmap = np.packbits(self._live[: self._index.ntotal], bitorder="little")
+            params = params or faiss.SearchParameters()
+            selector = faiss.IDSelectorBitmap(len(self._bitmap), faiss.swig_ptr(self._bitmap))
+            params.sel = selector
+            params.referenced_objects = [selector]  # keep it alive as long as the params
+        return params
+
+    def _stored(self) -> np.ndarray:
+        """Zero-copy view of every stored row (valid until the next add or rebuild)."""
+        index: Any = self._index
+        flat: Any = faiss.downcast_index(index.storage) if self._hnsw else index
+        n = int(flat.ntotal)
+        view: np.ndarray = faiss.rev_swig_ptr(flat.get_xb(), n * self._dim)
+        return view.reshape(n, self._dim)
 
     def _live_labels(self) -> np.ndarray:
-        labels = faiss.vector_to_array(self._index.id_map).astype(np.int64)
-        if not self._deleted:
-            return labels
-        return labels[~np.isin(labels, np.fromiter(self._deleted, dtype=np.int64))]
+        return np.flatnonzero(self._live[: self._index.ntotal])
 
     def _remember(self, ids: np.ndarray, labels: np.ndarray) -> None:
-        end = self._next + len(ids)
-        if end > len(self._external):
-            self._external = np.resize(self._external, max(end, 2 * len(self._external)))
-        self._external[self._next : end] = ids
-        self._label_of.update(zip(ids.tolist(), labels.tolist(), strict=True))
-        self._next = end
+        end = int(labels[-1]) + 1 if len(labels) else 0
+        self._external = _grown(self._external, end, 0)
+        self._live = _grown(self._live, end, False)
+        self._label_of = _grown(self._label_of, int(ids.max()) + 1 if len(ids) else 0, -1)
+        self._external[labels] = ids
+        self._live[labels] = True
+        self._label_of[ids] = labels
+        self._n_live += len(ids)
+        self._bitmap = None
 
     def _rebuild(self, *, hnsw: bool) -> None:
         """Fresh index of the live vectors, relabelled 0..n-1 in insertion order."""
         live = self.ids()
         vectors = self.reconstruct(live)
-        inner: faiss.Index
+        index: faiss.Index
         if hnsw:
-            inner = faiss.IndexHNSWFlat(self._dim, self._m, faiss.METRIC_INNER_PRODUCT)
-            inner.hnsw.efConstruction = self._ef_construction
-            inner.hnsw.efSearch = self._ef_search
+            index = faiss.IndexHNSWFlat(self._dim, self._m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = self._ef_construction
+            index.hnsw.efSearch = self._ef_search
         else:
-            inner = faiss.IndexFlatIP(self._dim)
-        index = faiss.IndexIDMap2(inner)
-        labels = np.arange(len(live), dtype=np.int64)
+            index = faiss.IndexFlatIP(self._dim)
         if len(live):
-            index.add_with_ids(vectors, labels)
-        self._index, self._hnsw, self._deleted = index, hnsw, set()
-        self._label_of, self._next = {}, 0
-        self._remember(live, labels)
+            index.add(vectors)
+        self._index, self._hnsw = index, hnsw
+        self._label_of[:] = -1
+        self._live[:] = False
+        self._n_live = 0
+        self._remember(live, np.arange(len(live), dtype=np.int64))

@@ -90,7 +90,7 @@ def test_hnsw_deletions_are_filtered_then_purged_by_rebuild() -> None:
     index.remove(np.arange(10, 35))
     assert len(index) == 54
     assert index.kind == "hnsw"
-    assert index._deleted == set()
+    assert index.tombstones == 0
     assert sorted(index.ids().tolist()) == sorted(set(range(80)) - {5} - set(range(10, 35)))
     _, ids = index.search(vectors[50], 1)
     assert ids[0] == 50
