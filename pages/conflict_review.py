@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from memory_core.access import Action
+from memory_core.access import Action, denial
 from memory_core.conflicts.items import ReviewAction
 from memory_core.conflicts.judge import KINDS
 from memory_core.dashboard.conflict_view import (
@@ -10,6 +10,8 @@ from memory_core.dashboard.conflict_view import (
     BULK_ACTIONS,
     STATUS_CHOICES,
     ConflictKeys,
+    act,
+    act_many,
     audit_rows,
     decision_lines,
     desk_for,
@@ -17,11 +19,14 @@ from memory_core.dashboard.conflict_view import (
     item_label,
     neighbourhood,
     queue_rows,
+    scan,
     side_by_side,
+    undo,
     undoable,
+    write,
 )
 from memory_core.dashboard.graph_view import build_graph
-from memory_core.dashboard.identity import current_identity, denied
+from memory_core.dashboard.identity import current_identity
 from memory_core.dashboard.shared import live_system
 from memory_core.errors import AtlasError
 
@@ -45,7 +50,8 @@ flash = st.session_state.pop(K.FLASH, None)
 if flash:
     st.success(flash)
 
-write_blocked = denied(Action.WRITE)
+writer = current_identity()  # writing needs no name
+write_blocked = denial(writer, Action.WRITE)
 with st.expander("Write a memory through the conflict guard, or scan the atlas"):
     with st.form("conflict_write"):
         text = st.text_area("Memory", key=K.WRITE_TEXT)
@@ -56,7 +62,7 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
     if written:
         try:
             for line in decision_lines(
-                desk.guard.add(text, session_id=session, confidence=confidence)
+                write(desk, writer, text, session_id=session, confidence=confidence)
             ):
                 st.text(line)
         except AtlasError as exc:
@@ -66,7 +72,10 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
         help=write_blocked or "Queues every contradiction among active memories",
         disabled=write_blocked is not None,
     ):
-        st.text(f"{len(desk.guard.scan())} contradicting pairs are in the queue.")
+        try:
+            st.text(f"{len(scan(desk, writer))} contradicting pairs are in the queue.")
+        except AtlasError as exc:
+            st.error(str(exc))
 
 counts = queue.counts()
 m1, m2, m3 = st.columns([1, 1, 3])
@@ -97,9 +106,8 @@ st.dataframe(queue_rows(items), hide_index=True, width="stretch")
 labels = {i.id: item_label(i) for i in items}
 
 typed = st.text_input("Reviewer (required for every action)", key=K.REVIEWER)
-identity = current_identity(typed)
-reviewer = identity.name if identity.authenticated else typed  # signed in: the account's name
-review_blocked = denied(Action.REVIEW, reviewer)
+identity = current_identity(typed)  # signed in: the account's name, whatever was typed
+review_blocked = denial(identity, Action.REVIEW)
 if review_blocked:
     st.info(review_blocked)
 
@@ -111,7 +119,7 @@ with st.expander(f"Bulk action ({len(open_ids)} open items shown)"):
     )
     if st.button("Apply to the selected items", disabled=not chosen or review_blocked is not None):
         try:
-            done = desk.review.act_many(chosen, bulk_action, reviewer=reviewer)
+            done = act_many(desk, identity, chosen, bulk_action)
             st.session_state[K.FLASH] = f"{bulk_action.value} applied to {len(done)} items."
             st.rerun()
         except AtlasError as exc:
@@ -156,7 +164,7 @@ if item.status.value == "open":
         clicked = ReviewAction.EDIT_MERGE
     if clicked is not None:
         try:
-            entry = desk.review.act(item.id, clicked, reviewer=reviewer, merged_text=merged)
+            entry = act(desk, identity, item.id, clicked, merged_text=merged)
             st.session_state[K.FLASH] = f"{clicked.value} recorded as audit entry #{entry.id}."
             st.rerun()
         except AtlasError as exc:
@@ -179,7 +187,7 @@ if entries:
             "Undo", key=f"conflict_undo_button_{item.id}", disabled=review_blocked is not None
         ):
             try:
-                undo = desk.review.undo(undo_id, reviewer=reviewer)
+                undo = undo(desk, identity, undo_id)
                 st.session_state[K.FLASH] = f"Entry #{undo_id} undone (audit entry #{undo.id})."
                 st.rerun()
             except AtlasError as exc:

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.dashboard.identity import current_identity, denied
+from memory_core.access import Action, denial
+from memory_core.dashboard.identity import current_identity
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -26,7 +26,6 @@ from memory_core.dashboard.knowledge_view import (
     open_knowledge,
     read_detail,
     read_overview,
-    reviewer_problem,
     status_summary,
     version_rows,
 )
@@ -84,13 +83,10 @@ with st.sidebar:
         on_change=remember_reviewer,
         placeholder="your name (recorded with each review)",
     )
-identity = current_identity(str(st.session_state.get(AuditKeys.REVIEWER, "")))
 # signed in: the audit trail names the account, whatever was typed
-reviewer = (
-    identity.name if identity.authenticated else str(st.session_state.get(AuditKeys.REVIEWER, ""))
-)
-blocked = reviewer_problem(reviewer) or denied(Action.REVIEW, reviewer)
-import_blocked = reviewer_problem(reviewer) or denied(Action.IMPORT, reviewer)
+identity = current_identity(str(st.session_state.get(AuditKeys.REVIEWER, "")))
+blocked = denial(identity, Action.REVIEW)
+import_blocked = denial(identity, Action.IMPORT)
 
 summary = st.container()
 tab_items, tab_stale, tab_cited, tab_low, tab_conflicts, tab_flagged, tab_import = st.tabs(
@@ -141,7 +137,7 @@ with tab_import:  # before reading, so the tables below already show what it add
         st.caption(import_blocked)
     if clicked and upload is not None and not repeat:
         try:
-            report = import_upload(kb, upload.name, upload.getvalue(), actor=reviewer)
+            report = import_upload(kb, upload.name, upload.getvalue(), identity=identity)
         except AtlasError as exc:
             st.error(literal(str(exc)))
         else:
@@ -260,7 +256,7 @@ seen = last_seen(detail.audit, item.id)
 
 def run(request: ReviewRequest) -> None:
     try:
-        result = apply_review(kb, request)
+        result = apply_review(kb, request, identity)  # re-checks the role
     except AtlasError as exc:
         st.error(literal(str(exc)))
         return
@@ -272,7 +268,7 @@ def run(request: ReviewRequest) -> None:
 note = st.text_input("Note (optional, kept in the audit trail)", key=AuditKeys.NOTE)
 buttons = [a for a in actions if a is not ReviewAction.EDIT]
 for column, action in zip(st.columns(4), buttons, strict=False):
-    request = ReviewRequest(action, item.id, reviewer, seen, note)
+    request = ReviewRequest(action, item.id, seen, note)
     if column.button(
         action.value.capitalize(),
         key=f"knowledge_{request.token}",
@@ -302,6 +298,6 @@ if ReviewAction.EDIT in actions:
                 expires_at=expires,
             )
             if changes:
-                run(ReviewRequest(ReviewAction.EDIT, item.id, reviewer, seen, note, changes))
+                run(ReviewRequest(ReviewAction.EDIT, item.id, seen, note, changes))
             else:
                 st.warning("Nothing changed.")

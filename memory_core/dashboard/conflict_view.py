@@ -1,5 +1,8 @@
 """Everything the conflict review page computes: the queue desk, filters, diffs, audit rows.
 
+The actions (``write``, ``scan``, ``act``, ``act_many``, ``undo``) check the caller's
+role themselves: the page's disabled buttons are a courtesy, not the guard.
+
 Memory text is user content: it is HTML-escaped *before* the ``<mark>`` tags that
 highlight the differing parts are added, so a memory saying ``<script>`` is shown as
 those characters and never runs. The page itself only reads state and draws.
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memory_core.access import Action, Identity, require
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard, GuardResult
 from memory_core.conflicts.items import (
@@ -98,6 +102,52 @@ def desk_for(atlas: ElasticMemoryAtlas, db: Database | None) -> ConflictDesk:
             desk = ConflictDesk(guard, ConflictReview(atlas, queue, guard.policy), db is not None)
             _DESKS[atlas] = desk
         return desk
+
+
+def write(
+    desk: ConflictDesk, identity: Identity, text: str, *, session_id: str, confidence: float
+) -> GuardResult:
+    """Write a memory through the guard as ``identity`` (``AccessDeniedError`` if it may not)."""
+    require(identity, Action.WRITE)
+    return desk.guard.add(text, session_id=session_id, confidence=confidence)
+
+
+def scan(desk: ConflictDesk, identity: Identity) -> list[ReviewItem]:
+    """Queue every contradiction in the atlas, as ``identity``."""
+    require(identity, Action.WRITE)
+    return desk.guard.scan()
+
+
+def act(
+    desk: ConflictDesk,
+    identity: Identity,
+    item_id: str,
+    action: ReviewAction,
+    *,
+    merged_text: str | None = None,
+) -> AuditEntry:
+    """Resolve one item, recorded under ``identity``'s name.
+
+    Raises:
+        AccessDeniedError: read-only mode, a role that may not review, or no name;
+            nothing is changed.
+    """
+    who = require(identity, Action.REVIEW)
+    return desk.review.act(item_id, action, reviewer=who.name, merged_text=merged_text)
+
+
+def act_many(
+    desk: ConflictDesk, identity: Identity, item_ids: Sequence[str], action: ReviewAction
+) -> list[AuditEntry]:
+    """The same action on several items, as ``identity`` (checked before any is touched)."""
+    who = require(identity, Action.REVIEW)
+    return desk.review.act_many(item_ids, action, reviewer=who.name)
+
+
+def undo(desk: ConflictDesk, identity: Identity, entry_id: int) -> AuditEntry:
+    """Revert an audit entry, as ``identity``."""
+    who = require(identity, Action.REVIEW)
+    return desk.review.undo(entry_id, reviewer=who.name)
 
 
 def item_filter(

@@ -16,6 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_core.access import Action, Identity, require
 from memory_core.embedding.base import Embedder
 from memory_core.errors import InputError
 from memory_core.knowledge.audit import ItemDetail, VersionConflict
@@ -272,13 +273,6 @@ def allowed_actions(item: KnowledgeItem) -> tuple[ReviewAction, ...]:
     return _ALLOWED[item.status]
 
 
-def reviewer_problem(reviewer: str | None) -> str | None:
-    """Why review buttons are disabled, or ``None`` when a reviewer is named."""
-    if reviewer is None or not reviewer.strip():
-        return "Enter your name as reviewer in the sidebar: every review action records who did it."
-    return None
-
-
 def last_seen(entries: Iterable[AuditEntry], item_id: str) -> int:
     """Id of the item's newest audit entry (0 if none): the state a reviewer is looking at."""
     return max((e.id for e in entries if e.item_id == item_id), default=0)
@@ -290,7 +284,6 @@ class ReviewRequest:
 
     action: ReviewAction
     item_id: str
-    reviewer: str
     seen: int
     note: str | None = None
     changes: Mapping[str, Any] | None = None
@@ -319,19 +312,21 @@ _ACTIONS: dict[ReviewAction, _Action] = {
 }
 
 
-def apply_review(kb: KnowledgeBase, request: ReviewRequest) -> ReviewOutcome:
-    """Run one review action once, recording the reviewer.
+def apply_review(kb: KnowledgeBase, request: ReviewRequest, identity: Identity) -> ReviewOutcome:
+    """Run one review action once, recorded under ``identity``'s name.
+
+    The role is checked here, not only by the page's disabled buttons, so no caller can
+    review without the right.
 
     Raises:
-        InputError: no reviewer, an action the page does not offer, an action the
-            item's status forbids, or the item changed since the reviewer saw it.
+        AccessDeniedError: read-only mode, a role that may not review, or no name;
+            nothing is changed.
+        InputError: an action the page does not offer, an action the item's status
+            forbids, or the item changed since the reviewer saw it.
     """
-    problem = reviewer_problem(request.reviewer)
-    if problem is not None:
-        raise InputError("reviewer", problem)
+    who = require(identity, Action.REVIEW).name
     if request.action not in _ACTIONS:
         raise InputError("action", f"must be one of {', '.join(_ACTIONS)}, got {request.action}")
-    who = request.reviewer.strip()
     note = request.note.strip() if request.note and request.note.strip() else None
     with kb.unit(f"knowledge review {request.action.value}") as unit:
         since = [e for e in unit.items.audit_log(request.item_id) if e.id > request.seen]
@@ -350,9 +345,7 @@ def apply_review(kb: KnowledgeBase, request: ReviewRequest) -> ReviewOutcome:
                 f"changed since you opened it ({last.action.value} by {last.actor}); "
                 "review the current state and try again",
             )
-        clean = ReviewRequest(
-            request.action, request.item_id, who, request.seen, note, request.changes
-        )
+        clean = ReviewRequest(request.action, request.item_id, request.seen, note, request.changes)
         item = _ACTIONS[request.action](unit.items, clean, who)
     return ReviewOutcome(item, True, f"{item.label}: {_PAST[request.action]} by {who}.")
 
@@ -381,20 +374,20 @@ def edit_changes(
 # -- import -------------------------------------------------------------------------
 
 
-def import_upload(kb: KnowledgeBase, name: str, data: bytes, *, actor: str) -> ImportReport:
-    """Import an uploaded ``.csv`` / ``.json`` file; bad rows come back as ``RowError``.
+def import_upload(kb: KnowledgeBase, name: str, data: bytes, *, identity: Identity) -> ImportReport:
+    """Import an uploaded ``.csv`` / ``.json`` file as ``identity``; bad rows come back as
+    ``RowError``.
 
     Raises:
-        InputError: no actor, an unsupported extension, or a file that cannot be read at
-            all (unknown CSV columns, broken JSON): then nothing is imported.
+        AccessDeniedError: read-only mode, a role that may not import, or no name.
+        InputError: an unsupported extension, or a file that cannot be read at all
+            (unknown CSV columns, broken JSON): then nothing is imported.
     """
-    problem = reviewer_problem(actor)
-    if problem is not None:
-        raise InputError("reviewer", problem)
+    actor = require(identity, Action.IMPORT).name
     suffix = Path(name).suffix.lower()
     if suffix.lstrip(".") not in IMPORT_TYPES:
         raise InputError("file", f"must end in .csv or .json, got {name!r}")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"upload{suffix}"
         path.write_bytes(data)
-        return import_file(kb, path, actor=actor.strip())
+        return import_file(kb, path, actor=actor)

@@ -11,8 +11,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+from memory_core.access import Identity, Role
 from memory_core.conflicts import Span
 from memory_core.conflicts.items import ItemStatus, ReviewAction, ReviewItem
+from memory_core.dashboard import conflict_view as view
 from memory_core.dashboard.conflict_view import (
     ConflictKeys,
     audit_rows,
@@ -23,7 +25,7 @@ from memory_core.dashboard.conflict_view import (
     side_by_side,
     word_diff,
 )
-from memory_core.errors import InputError
+from memory_core.errors import AccessDeniedError, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = str(ROOT / "pages" / "conflict_review.py")
@@ -196,3 +198,48 @@ def test_filters_and_audit_rows() -> None:
     nodes, edges = neighbourhood(atlas, desk.queue.get(d.item_id))
     assert {n.id for n in nodes} >= {d.existing_id}
     assert all(e.source_id in {n.id for n in nodes} for e in edges)
+
+
+def test_actions_check_the_role_server_side_and_change_nothing_when_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    atlas = ElasticMemoryAtlas(AtlasConfig(), embedder=HashingEmbedder(32), clock=ManualClock())
+    desk = desk_for(atlas, None)
+    rita = Identity("rita", Role.REVIEWER, authenticated=True)
+    view.write(desk, rita, "The budget is 5000 euros.", session_id="s", confidence=0.5)
+    (d,) = view.write(
+        desk, rita, "The budget is now 6000 euros.", session_id="s", confidence=0.55
+    ).decisions
+    assert d.item_id is not None
+    done = view.act(desk, rita, d.item_id, ReviewAction.KEEP_OLD)
+    assert done.reviewer == "rita"
+    view.undo(desk, rita, done.id)  # open again, for the refused attempts below
+
+    def state() -> tuple[object, ...]:
+        item = desk.queue.get(d.item_id)
+        nodes = sorted((n.id, n.status, round(n.confidence, 6)) for n in atlas.nodes())
+        return item.status, len(desk.queue.audit(d.item_id)), nodes, desk.queue.counts()
+
+    before = state()
+    viewer = Identity("vera", Role.VIEWER, authenticated=True)
+    nameless = Identity("anonymous", Role.REVIEWER)
+    attempts = [
+        lambda who: view.act(desk, who, d.item_id, ReviewAction.ACCEPT_NEW),
+        lambda who: view.act(desk, who, d.item_id, ReviewAction.EDIT_MERGE, merged_text="merged"),
+        lambda who: view.act_many(desk, who, [d.item_id], ReviewAction.KEEP_BOTH),
+        lambda who: view.undo(desk, who, done.id),
+    ]
+    for attempt in attempts:
+        for who in (viewer, nameless):
+            with pytest.raises(AccessDeniedError):
+                attempt(who)
+    with pytest.raises(AccessDeniedError):
+        view.write(desk, viewer, "The budget is 7000 euros.", session_id="s", confidence=0.6)
+    with pytest.raises(AccessDeniedError):
+        view.scan(desk, viewer)
+    monkeypatch.setenv("ATLAS_READ_ONLY", "1")
+    with pytest.raises(AccessDeniedError):
+        view.act(
+            desk, Identity("root", Role.ADMIN, authenticated=True), d.item_id, ReviewAction.KEEP_OLD
+        )
+    assert state() == before

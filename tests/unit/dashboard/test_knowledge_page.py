@@ -18,6 +18,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+from memory_core.access import Identity, Role
 from memory_core.clock import ManualClock
 from memory_core.dashboard.knowledge_view import (
     AuditKeys,
@@ -31,14 +32,19 @@ from memory_core.dashboard.knowledge_view import (
     open_knowledge,
     read_detail,
     read_overview,
-    reviewer_problem,
 )
 from memory_core.embedding import HashingEmbedder
-from memory_core.errors import InputError
+from memory_core.errors import AccessDeniedError, InputError
 from memory_core.knowledge import ItemStatus, KnowledgeBase, ReviewAction
 from memory_core.store.engine import Database, open_database
 
 ROOT = Path(__file__).resolve().parents[3]
+
+
+def reviewer(name: str) -> Identity:
+    return Identity(name, Role.REVIEWER)
+
+
 PAGE = str(ROOT / "pages" / "knowledge_audit.py")
 HEADER = "key,content,source_kind,source_name,version,effective_from,expires_at,confidence\n"
 GOOD_ROW = "policy.parking,Staff park free in lot B.,second_party_document,Facilities Wiki,1.0,2025-01-01,,0.9\n"
@@ -183,8 +189,8 @@ def test_approve_records_the_reviewer_and_a_double_submit_is_one_action(app: App
         assert item.status is ItemStatus.ACTIVE and item.reviewer == "alice"
         assert [(e.actor, e.note) for e in approvals] == [("alice", "checked with HR")]
         # the same click replayed (a double submit) changes nothing
-        request = ReviewRequest(ReviewAction.APPROVE, item.id, "alice", approvals[0].id - 1)
-        outcome = apply_review(kb, request)
+        request = ReviewRequest(ReviewAction.APPROVE, item.id, approvals[0].id - 1)
+        outcome = apply_review(kb, request, reviewer("alice"))
         assert not outcome.applied and "Already approved by alice" in outcome.message
         with kb.unit() as unit:
             assert len(unit.items.audit_log(item.id)) == len(approvals) + 1  # submit + approve
@@ -282,14 +288,44 @@ def test_review_requires_a_reviewer_and_refuses_stale_requests(
     pending = next(i for i in overview.items if i.status is ItemStatus.PENDING_REVIEW)
     detail = read_detail(kb, pending.id)
     seen = last_seen(detail.audit, pending.id)
-    assert reviewer_problem("  ") and reviewer_problem("dana") is None
-    with pytest.raises(InputError, match="reviewer"):
-        apply_review(kb, ReviewRequest(ReviewAction.APPROVE, pending.id, " ", seen))
-    edit = ReviewRequest(ReviewAction.EDIT, pending.id, "dana", seen, changes={"confidence": 0.7})
-    assert apply_review(kb, edit).applied
+    with pytest.raises(AccessDeniedError, match="review"):
+        apply_review(
+            kb, ReviewRequest(ReviewAction.APPROVE, pending.id, seen), reviewer("anonymous")
+        )
+    edit = ReviewRequest(ReviewAction.EDIT, pending.id, seen, changes={"confidence": 0.7})
+    assert apply_review(kb, edit, reviewer("dana")).applied
     with pytest.raises(InputError, match="changed since you opened it"):
-        apply_review(kb, ReviewRequest(ReviewAction.APPROVE, pending.id, "erin", seen))
-    assert not apply_review(kb, edit).applied  # the same edit again is one edit
+        apply_review(kb, ReviewRequest(ReviewAction.APPROVE, pending.id, seen), reviewer("erin"))
+    assert not apply_review(kb, edit, reviewer("dana")).applied  # the same edit again is one edit
+
+
+def test_a_viewer_cannot_review_or_import_and_nothing_changes(
+    desk: tuple[KnowledgeBase, Database], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb, db = desk
+    open_knowledge(HashingEmbedder(64), db=db)
+    pending = next(
+        i
+        for i in read_overview(kb, stale_days=90, low_confidence=0.6).items
+        if i.status is ItemStatus.PENDING_REVIEW
+    )
+    before = read_detail(kb, pending.id)
+    seen = last_seen(before.audit, pending.id)
+    offered = (ReviewAction.APPROVE, ReviewAction.REJECT, ReviewAction.EDIT, ReviewAction.EXPIRE)
+    requests = [ReviewRequest(a, pending.id, seen, changes={"confidence": 0.3}) for a in offered]
+    viewer = Identity("vera", Role.VIEWER, authenticated=True)
+    for request in requests:
+        with pytest.raises(AccessDeniedError):
+            apply_review(kb, request, viewer)
+    with pytest.raises(AccessDeniedError):
+        import_upload(kb, "items.csv", (HEADER + GOOD_ROW).encode(), identity=viewer)
+    monkeypatch.setenv("ATLAS_READ_ONLY", "1")  # even an admin is refused in read-only mode
+    with pytest.raises(AccessDeniedError):
+        apply_review(kb, requests[0], Identity("root", Role.ADMIN, authenticated=True))
+    after = read_detail(kb, pending.id)
+    assert after.audit == before.audit and after.item == before.item
+    with kb.unit() as unit:
+        assert unit.items.items(key="policy.parking") == []
 
 
 def test_edit_changes_only_lists_changed_fields(desk: tuple[KnowledgeBase, Database]) -> None:
@@ -339,13 +375,13 @@ def test_import_upload_json_and_bad_names(desk: tuple[KnowledgeBase, Database]) 
             {"key": "policy.gym2"},
         ]
     }
-    report = import_upload(kb, "items.JSON", json.dumps(doc).encode(), actor="frank")
+    report = import_upload(kb, "items.JSON", json.dumps(doc).encode(), identity=reviewer("frank"))
     assert [i.key for i in report.imported] == ["policy.gym"]
     assert report.rejected_rows == [2]
     with pytest.raises(InputError, match=r"\.csv or \.json"):
-        import_upload(kb, "items.xlsx", b"", actor="frank")
-    with pytest.raises(InputError, match="reviewer"):
-        import_upload(kb, "items.json", b"[]", actor="")
+        import_upload(kb, "items.xlsx", b"", identity=reviewer("frank"))
+    with pytest.raises(AccessDeniedError, match="import"):
+        import_upload(kb, "items.json", b"[]", identity=reviewer("anonymous"))
 
 
 def test_user_text_is_shown_literally(app: AppTest) -> None:
