@@ -19,7 +19,7 @@ from memory_core.dashboard.eviction_view import (
     to_csv,
 )
 from memory_core.dashboard.identity import denied
-from memory_core.dashboard.shared import dashboard_state, live_system
+from memory_core.dashboard.shared import current_atlas, dashboard_state, followed, live_system
 from memory_core.errors import AtlasError
 from memory_core.events import MemoryEvicted
 from memory_core.model import EvictionReason
@@ -29,21 +29,28 @@ state = dashboard_state()
 db = system.recording.db
 
 st.title("Eviction log")
-origin = st.radio(
-    "Log",
-    ["Live atlas (memory)", "Database"],
-    horizontal=True,
-    key="evictions_origin",
-    disabled=db is None,
-    help=None if db else f"No database: {system.recording.error}",
-)
-from_db = origin == "Database" and db is not None
-events = [e for e in system.buffer.events(types=("evicted",)) if isinstance(e, MemoryEvicted)]
+agent = followed()
+if agent is None:
+    origin = st.radio(
+        "Log",
+        ["Live atlas (memory)", "Database"],
+        horizontal=True,
+        key="evictions_origin",
+        disabled=db is None,
+        help=None if db else f"No database: {system.recording.error}",
+    )
+    from_db = origin == "Database" and db is not None
+    events = [e for e in system.buffer.events(types=("evicted",)) if isinstance(e, MemoryEvicted)]
+else:  # the followed agent's own log, newer than its snapshot too
+    st.caption(f"Database log of the {agent.label}.")
+    from_db, events = db is not None, []
 memory_rows = [row_from_event(e) for e in events]
 
 f1, f2, f3 = st.columns(3)
 reasons = f1.multiselect("Reason", [r.value for r in EvictionReason], key="evictions_reasons")
-sessions = sorted({r.session_id for r in memory_rows})
+sessions = sorted(
+    {r.session_id for r in memory_rows} | set(current_atlas()[0].sessions() if agent else ())
+)
 session = f2.selectbox("Session", ["(all)", *sessions], key="evictions_session")
 text = f3.text_input("Text contains", key="evictions_text")
 since = until = None
@@ -74,7 +81,11 @@ try:
         page=state.eviction_page,
         page_size=page_size,
     )
-    page = query_database(db.events, query) if from_db and db else query_events(events, query)
+    page = (
+        query_database(db.events, query, atlas_id=agent.atlas_id if agent else None)
+        if from_db and db
+        else query_events(events, query)
+    )
     if page.total and query.page >= page.pages:
         state.eviction_page = page.pages - 1
         st.rerun()

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import streamlit as st
 
 from memory_core.access import Action
+from memory_core.dashboard.follow import (
+    DEFAULT_EVERY,
+    EVERY_RANGE,
+    atlas_label,
+    check_every,
+    status_text,
+)
 from memory_core.dashboard.identity import denied, identity_panel
-from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.shared import (
+    current_atlas,
+    dashboard_state,
+    followed,
+    live_system,
+    refresh_followed,
+)
 from memory_core.dashboard.sources import (
     load_recorded,
     load_snapshot_bytes,
@@ -16,6 +31,7 @@ from memory_core.dashboard.sources import (
 from memory_core.dashboard.state import SOURCE_LABELS, AtlasSource, Keys, LoadedAtlas
 from memory_core.errors import AtlasError
 from memory_core.model import MemoryKind
+from memory_core.store.watch import RecordedAtlas, recorded_atlases
 
 
 def render_sidebar() -> None:
@@ -28,7 +44,9 @@ def render_sidebar() -> None:
             key=Keys.SOURCE,
         )
         source = dashboard_state().source
-        if source is AtlasSource.RECORDED:
+        if source is AtlasSource.FOLLOW:
+            _follow_picker()
+        elif source is AtlasSource.RECORDED:
             _recorded_picker()
         elif source is AtlasSource.SNAPSHOT:
             _snapshot_upload()
@@ -72,6 +90,68 @@ def _recorded_picker() -> None:
             return
         dashboard_state().loaded = LoadedAtlas(atlas, labels[chosen], AtlasSource.RECORDED)
     _loaded_note(AtlasSource.RECORDED)
+
+
+def _follow_picker() -> None:
+    """Pick a recording agent and keep its newest snapshot on screen."""
+    system = live_system()
+    db = system.recording.db
+    if db is None:
+        st.warning(f"No database: {system.recording.error}")
+        return
+    try:
+        agents = {a.id: a for a in _recorded_agents(system.recording.atlas_id)}
+    except AtlasError as exc:
+        st.warning(f"Database unavailable: {exc}")
+        return
+    if not agents:
+        st.session_state.pop(Keys.FOLLOWED, None)
+        st.info("No recording agent yet. Start one with `atlas mcp --record`.")
+        return
+    atlas_id = st.selectbox(
+        "Recording agent",
+        list(agents),
+        format_func=lambda i: atlas_label(agents[i]),
+        key=Keys.FOLLOW_ATLAS,
+    )
+    every = st.number_input(
+        "Check every (seconds)",
+        min_value=EVERY_RANGE[0],
+        max_value=EVERY_RANGE[1],
+        value=DEFAULT_EVERY,
+        step=0.5,
+        key=Keys.FOLLOW_EVERY,
+    )
+    if atlas_id is None:
+        return
+    agent = agents[atlas_id]
+    try:
+        refresh_followed(agent.id, agent.name)
+    except AtlasError as exc:
+        st.warning(f"Cannot follow: {exc}")
+        return
+    st.fragment(_follow_status, run_every=timedelta(seconds=check_every(every)))(agent)
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def _recorded_agents(own_id: str | None) -> list[RecordedAtlas]:
+    """The picker's list (a few grouped queries), shared by sessions for a few seconds."""
+    db = live_system().recording.db
+    return [] if db is None else recorded_atlases(db, exclude={own_id} if own_id else ())
+
+
+def _follow_status(agent: RecordedAtlas) -> None:
+    """Runs every few seconds: rerun the pages when the agent's atlas or log moved."""
+    try:
+        changed = refresh_followed(agent.id, agent.name)
+    except AtlasError as exc:
+        st.warning(f"Cannot follow: {exc}")
+        return
+    if changed:  # news since the last full run: rerun the app, the pages read the new head
+        st.rerun()
+    seen = followed()
+    if seen is not None:
+        st.caption(status_text(seen.head))
 
 
 def _snapshot_upload() -> None:

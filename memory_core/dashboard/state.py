@@ -18,12 +18,14 @@ from memory_core.model import MemoryKind, RetrievalHit
 
 class AtlasSource(StrEnum):
     LIVE = "live"
+    FOLLOW = "follow"
     RECORDED = "recorded"
     SNAPSHOT = "snapshot"
 
 
 SOURCE_LABELS = {
     AtlasSource.LIVE: "Live (in-process)",
+    AtlasSource.FOLLOW: "Live: follow a recording agent",
     AtlasSource.RECORDED: "Recorded (database)",
     AtlasSource.SNAPSHOT: "Snapshot file",
 }
@@ -43,6 +45,9 @@ class Keys:
     PLAY_SESSION = "playground_session"
     SELECTED = "inspector_node"
     EVICTION_PAGE = "eviction_page"
+    FOLLOW_ATLAS = "follow_atlas"
+    FOLLOW_EVERY = "follow_every"
+    FOLLOWED = "follow_seen"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,84 @@
+"""Following a recording agent (``atlas mcp --record``): which atlas, how fresh, what changed.
+
+The sidebar polls ``memory_core.store.watch.head`` every couple of seconds; when the
+head's version moved (a new snapshot or new events) the pages are rerun and show the
+newest snapshot, loaded once per snapshot id. Pure functions over plain values, so the
+polling logic is tested without Streamlit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from memory_core.errors import InputError
+from memory_core.store.base import utcnow
+from memory_core.store.watch import Head, RecordedAtlas, head
+
+if TYPE_CHECKING:
+    from memory_core.store.engine import Database
+
+DEFAULT_EVERY = 2.0
+"""Seconds between two checks of the followed atlas."""
+EVERY_RANGE = (0.5, 60.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Followed:
+    """What one browser session last saw of the atlas it follows."""
+
+    atlas_id: str
+    name: str
+    head: Head
+
+    @property
+    def label(self) -> str:
+        return f"followed agent {self.name} · {self.atlas_id[:8]}"
+
+
+def check_every(seconds: float) -> float:
+    low, high = EVERY_RANGE
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise InputError("check_every", f"must be a number of seconds, got {seconds!r}")
+    if not low <= seconds <= high:
+        raise InputError("check_every", f"must be in [{low:g}, {high:g}] seconds, got {seconds!r}")
+    return float(seconds)
+
+
+def poll(db: Database, atlas_id: str, name: str, seen: Followed | None) -> tuple[Followed, bool]:
+    """The atlas's head now, and whether it differs from what ``seen`` showed."""
+    now = Followed(atlas_id, name, head(db, atlas_id))
+    changed = seen is None or seen.atlas_id != atlas_id or seen.head.version != now.head.version
+    return now, changed
+
+
+def status_text(current: Head, now: datetime | None = None) -> str:
+    """``live · updated 3 s ago``, ``recording stopped · …`` or why nothing comes."""
+    now = now or utcnow()
+    if current.snapshot_at is None:
+        return "waiting for the first snapshot"
+    age = _ago(now - current.snapshot_at)
+    if current.stopped:
+        return f"recording stopped · last snapshot {age} ago"
+    if not current.live(now):
+        return f"recorder silent · last snapshot {age} ago"
+    return f"live · updated {age} ago"
+
+
+def atlas_label(atlas: RecordedAtlas, now: datetime | None = None) -> str:
+    """One line for the picker: state, name, id, events and the last snapshot's time."""
+    mark = "● live" if atlas.live(now) else "○ stopped"
+    return (
+        f"{mark} · {atlas.name} · {atlas.id[:8]} · {atlas.events} events · "
+        f"snapshot {atlas.snapshot_at.astimezone():%H:%M:%S}"
+    )
+
+
+def _ago(delta: timedelta) -> str:
+    seconds = max(0, int(delta.total_seconds()))
+    if seconds < 120:
+        return f"{seconds} s"
+    if seconds < 7200:
+        return f"{seconds // 60} min"
+    return f"{seconds // 3600} h"
