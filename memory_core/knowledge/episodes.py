@@ -23,9 +23,10 @@ from memory_core.clock import Clock, to_datetime
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge.feedback import SYSTEM_ACTOR
 from memory_core.knowledge.items import ItemDraft, SourceKind
-from memory_core.knowledge.models import EpisodeRow, aware
+from memory_core.knowledge.models import EpisodeRow
 from memory_core.knowledge.repository import KnowledgeRepository
 from memory_core.knowledge.settings import SECONDS_PER_DAY, KnowledgeSettings
+from memory_core.store.base import aware
 
 EPISODE_SOURCE = "episodes"
 LEARNED_CONFIDENCE = 0.5

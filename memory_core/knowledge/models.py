@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     Boolean,
     CheckConstraint,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -19,11 +18,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.types import TypeDecorator
 
-from memory_core.errors import InputError
 from memory_core.knowledge.items import (
     AuditEntry,
     Checklist,
@@ -34,34 +30,12 @@ from memory_core.knowledge.items import (
     ReviewAction,
     SourceKind,
 )
-from memory_core.store.base import AuditMixin, Base, UUIDKeyMixin
+from memory_core.store.base import AuditMixin, Base, UTCDateTime, UUIDKeyMixin, aware
 from memory_core.store.erase import register_erasable
-
-
-def aware(value: datetime) -> datetime:
-    """SQLite hands back naive datetimes; every stored time is UTC, so say so."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _aware_or_none(value: datetime | None) -> datetime | None:
     return None if value is None else aware(value)
-
-
-class UTCDateTime(TypeDecorator[datetime]):
-    """Timezone-aware in, UTC-aware out, on every backend (SQLite keeps no offset)."""
-
-    impl = DateTime(timezone=True)
-    cache_ok = True
-
-    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            raise InputError("datetime", f"must be timezone-aware, got naive {value.isoformat()}")
-        return value.astimezone(UTC)
-
-    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        return None if value is None else aware(value)
 
 
 def _values(enum: type[Any]) -> str:

@@ -11,6 +11,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
+from memory_core.errors import InputError
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_name)s",
@@ -25,6 +27,11 @@ JSONDocument = JSON().with_variant(JSONB(), "postgresql")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def aware(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes; every stored time is UTC, so say so."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -42,7 +49,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         if value.tzinfo is None:
-            raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware")
+            raise InputError("datetime", f"must be timezone-aware, got naive {value.isoformat()}")
         value = value.astimezone(UTC)
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
@@ -51,7 +58,7 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if not isinstance(value, datetime):
             raise TypeError(f"expected a datetime from the database, got {value!r}")
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return aware(value)
 
 
 class Base(DeclarativeBase):
