@@ -13,6 +13,7 @@ import pytest
 from memory_core.clock import ManualClock
 from memory_core.embedding import HashingEmbedder
 from memory_core.knowledge import KnowledgeBase, KnowledgeSettings
+from memory_core.knowledge.items import Checklist, ItemStatus, KnowledgeItem, SourceKind
 from memory_core.store.engine import Database, open_database
 
 START = datetime(2025, 6, 1, tzinfo=UTC)
@@ -75,3 +76,34 @@ def record(**overrides: Any) -> dict[str, Any]:
     }
     base.update(overrides)
     return base
+
+
+def stored_item(**overrides: Any) -> KnowledgeItem:
+    """An active item version as the repository returns it; override any field."""
+    base: dict[str, Any] = {
+        "id": "p",
+        "key": "policy.leave",
+        "version": "1",
+        "content": "old",
+        "source_kind": SourceKind.FIRST_PARTY_SYSTEM,
+        "source_name": "HR_API",
+        "effective_from": START,
+        "expires_at": None,
+        "confidence": 1.0,
+        "status": ItemStatus.ACTIVE,
+        "checklist": Checklist(),
+        "data": None,
+        "last_verified_at": None,
+        "citation_count": 0,
+        "feedback_correct": 0,
+        "feedback_wrong": 0,
+        "consecutive_wrong": 0,
+        "reviewer": None,
+        "review_note": None,
+        "created_at": START,
+        "updated_at": START,
+        "session_id": None,
+        "user_id": None,
+    }
+    base.update(overrides)
+    return KnowledgeItem(**base)

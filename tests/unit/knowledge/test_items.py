@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 from memory_core.errors import InputError
 from memory_core.knowledge.items import Checklist, parse_version
 
+from .conftest import stored_item
+
 
 @pytest.mark.parametrize(
     ("text", "expected"),
@@ -35,34 +37,10 @@ def test_checklist_round_trip_and_refusals() -> None:
 
 
 def test_valid_at_is_half_open() -> None:
-    from memory_core.knowledge.items import ItemStatus, KnowledgeItem, SourceKind
-
     t0 = datetime(2024, 1, 1, tzinfo=UTC)
     t1 = datetime(2025, 1, 1, tzinfo=UTC)
-    item = KnowledgeItem(
-        id="x",
-        key="k",
-        version="1",
-        content="c",
-        source_kind=SourceKind.FIRST_PARTY_SYSTEM,
-        source_name="S",
-        effective_from=t0,
-        expires_at=t1,
-        confidence=1.0,
-        status=ItemStatus.ACTIVE,
-        checklist=Checklist(),
-        data=None,
-        last_verified_at=None,
-        citation_count=0,
-        feedback_correct=0,
-        feedback_wrong=0,
-        consecutive_wrong=0,
-        reviewer=None,
-        review_note=None,
-        created_at=t0,
-        updated_at=t0,
-        session_id=None,
-        user_id=None,
+    item = stored_item(
+        id="x", key="k", source_name="S", content="c", effective_from=t0, expires_at=t1
     )
     assert item.valid_at(t0)
     assert not item.valid_at(t1)

@@ -15,6 +15,8 @@ from memory_core.knowledge.rules import (
     version_increases,
 )
 
+from .conftest import stored_item
+
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 DRAFT = ItemDraft(
     key="policy.leave",
@@ -27,32 +29,12 @@ DRAFT = ItemDraft(
 
 
 def _previous(version: str) -> KnowledgeItem:
-    from memory_core.knowledge.items import Checklist, ItemStatus
-
-    return KnowledgeItem(
-        id="p",
-        key="policy.leave",
+    return stored_item(
         version=version,
-        content="old",
         source_kind=DRAFT.source_kind,
-        source_name="HR_API",
         effective_from=T0,
-        expires_at=None,
-        confidence=1.0,
-        status=ItemStatus.ACTIVE,
-        checklist=Checklist(),
-        data=None,
-        last_verified_at=None,
-        citation_count=0,
-        feedback_correct=0,
-        feedback_wrong=0,
-        consecutive_wrong=0,
-        reviewer=None,
-        review_note=None,
         created_at=T0,
         updated_at=T0,
-        session_id=None,
-        user_id=None,
     )
 
 
