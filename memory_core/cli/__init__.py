@@ -10,7 +10,17 @@ from collections.abc import Sequence
 from memory_core.errors import AtlasError
 
 # module names under memory_core.cli; each defines register(subparsers) which sets func=...
-COMMAND_MODULES: tuple[str, ...] = ("config", "validate", "knowledge", "eval_conflicts", "mcp", "simulate", "compare", "sweep", "users")
+COMMAND_MODULES: tuple[str, ...] = (
+    "config",
+    "validate",
+    "knowledge",
+    "eval_conflicts",
+    "mcp",
+    "simulate",
+    "compare",
+    "sweep",
+    "users",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
