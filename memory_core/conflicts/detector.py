@@ -5,7 +5,9 @@ one scope: the writing session, or everything of the same user (all sessions, na
 to the write's ``user_id`` metadata when it has one). Only candidates at least
 ``min_similarity`` close by cosine are judged, so a judge (possibly an LLM) sees a
 handful of pairs per write, not the atlas. Pairs a reviewer declared compatible are
-skipped.
+skipped. A session summary is judged through the memories it quotes: a summary holds many
+claims, and the one a statement contradicts should be retired, not the whole summary
+(whose re-issue without it is the guard's job).
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import numpy as np
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.conflicts.items import pair_key
 from memory_core.conflicts.judge import ContradictionJudge, Verdict
+from memory_core.embedding.base import embed_checked
 from memory_core.errors import ConfigError
-from memory_core.model import MemoryNode
+from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
 
 Scope = Literal["session", "user"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)
@@ -114,7 +117,15 @@ class ConflictDetector:
             query_embedding=embedding,
         )
         pairs = [(h.node, h.breakdown.dense) for h in hits if h.node.id not in exclude]
-        return self._judged(text, pairs[: self.config.candidates])
+        pairs = pairs[: self.config.candidates]
+        if any(node.kind is MemoryKind.SUMMARY for node, _ in pairs):
+            query = (
+                embed_checked(self._atlas.embedder, [text])[0]
+                if embedding is None
+                else np.asarray(embedding, dtype=np.float32)
+            )
+            pairs = self._unfold(pairs, query, exclude)
+        return self._judged(text, pairs)
 
     def scan(self, node_id: str) -> list[Conflict]:
         """Contradictions between a stored memory and its nearest neighbours in scope."""
@@ -127,6 +138,29 @@ class ConflictDetector:
             near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) == user]
         return self._judged(node.content, near)
 
+    def _unfold(
+        self,
+        pairs: list[tuple[MemoryNode, float]],
+        query: np.ndarray,
+        exclude: frozenset[str],
+    ) -> list[tuple[MemoryNode, float]]:
+        """Summaries replaced by the active memories they summarize (see module doc)."""
+        out: dict[str, tuple[MemoryNode, float]] = {}
+        for node, similarity in pairs:
+            if node.kind is not MemoryKind.SUMMARY:
+                out.setdefault(node.id, (node, similarity))
+                continue
+            for edge in self._atlas.edges(node.id):
+                member = edge.target_id
+                if edge.relation is not Relation.SUMMARIZES or edge.source_id != node.id:
+                    continue
+                if member in out or member in exclude:
+                    continue
+                quoted = self._atlas.get(member)
+                if quoted.status is MemoryStatus.ACTIVE:
+                    out[member] = (quoted, _cosine(query, self._atlas.embedding_of(member)))
+        return list(out.values())
+
     def _judged(self, text: str, candidates: list[tuple[MemoryNode, float]]) -> list[Conflict]:
         found = []
         for node, similarity in candidates:
@@ -138,3 +172,8 @@ class ConflictDetector:
             if verdict.is_contradiction:
                 found.append(Conflict(node, float(similarity), verdict))
         return found
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(np.dot(a, b) / norm) if norm > 0 else 0.0

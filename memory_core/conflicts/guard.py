@@ -6,6 +6,8 @@ atlas would otherwise fold into the old memory as a duplicate. A superseded memo
 therefore retired first, then the new statement stored with the confidence the policy
 chose, then the ``supersedes`` / ``contradicts`` edges added. Everything from detection
 to the last edge runs under the atlas's lock, so concurrent writers see no half state.
+Summaries that quoted a superseded or forgotten memory are re-issued without it
+(``summaries.py``), or they would keep serving its claim.
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from memory_core.conflicts.items import ItemDraft, ReviewItem
 from memory_core.conflicts.judge import ContradictionJudge, Kind, make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
+from memory_core.conflicts.summaries import reissue_summaries
 from memory_core.embedding.base import check_vectors, embed_checked
 from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
+from memory_core.summarize import ExtractiveSummarizer, Summarizer
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +59,11 @@ class GuardResult:
 
 
 class ConflictGuard:
-    """Runs detection and the resolution policy on every write through it."""
+    """Runs detection and the resolution policy on every write through it.
+
+    ``summarizer`` re-writes summaries that covered a retired memory; give the atlas's own
+    when it has a custom one.
+    """
 
     def __init__(
         self,
@@ -65,8 +73,10 @@ class ConflictGuard:
         queue: ReviewQueue | None = None,
         *,
         detector: DetectorConfig | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self.atlas = atlas
+        self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self.policy = policy or ResolutionPolicy()
         self.queue: ReviewQueue = queue if queue is not None else InMemoryReviewQueue()
         self.detector = ConflictDetector(
@@ -131,6 +141,8 @@ class ConflictGuard:
                 self._settle(node, text, c, r, _user(metadata))
                 for c, r in zip(conflicts, resolutions, strict=True)
             )
+            superseded = [d.existing_id for d in decisions if d.resolution is Resolution.SUPERSEDE]
+            reissue_summaries(atlas, superseded, self.summarizer)
             self._last[session_id] = node.id
             return GuardResult(node, decisions)
 
@@ -239,6 +251,7 @@ class ConflictGuard:
                 return GuardResult(None)
             node, similarity = target
             self.atlas.forget(node.id, reason=f"user asked to forget ({request.describe()})")
+            reissue_summaries(self.atlas, [node.id], self.summarizer)
             self._last.pop(session_id, None)
             decision = Decision(
                 resolution=Resolution.FORGET,

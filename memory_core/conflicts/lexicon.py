@@ -120,6 +120,8 @@ CORRECTIONS: frozenset[tuple[str, ...]] = frozenset(
         ("i", "was", "wrong"),
         ("turns", "out"),
         ("in", "fact"),
+        ("from", "now", "on"),
+        ("change", "it"),
     }
 )
 """Explicit "what I said before is no longer true" cues."""

@@ -32,7 +32,8 @@ SLOT_SCORE = 0.7
 CUE_BONUS = 0.1
 CORRECTION_SCORE = 0.75
 REJECTION_SCORE = 0.95
-"""A newer text rejecting, by name, a word of the older one ("text me instead of emailing")."""
+"""A newer text rejecting, by name, a word of the older one for good ("from now on text me
+instead of emailing"); a passing "instead of" ("snacks instead of work") is a plain correction."""
 LOOSE_CORRECTION_SCORE = 0.6
 """A correction about a merely related topic (same topic class, no shared word)."""
 COMPATIBLE_SCORE = 0.1
@@ -213,6 +214,13 @@ _QUANTITIES = frozenset({"money", "number", "percent", "time", "date"})
 _GENERIC_KEYS = frozenset(stem(word) for word in lx.GENERIC)
 
 
+def _standing_change(feats: Features) -> bool:
+    """A cue besides "instead" that says the change holds from here on ("from now on")."""
+    return any(
+        ("correction" in c.roles and c.text != "instead") or "change" in c.roles for c in feats.cues
+    )
+
+
 def _one_claim(pair: _Pair) -> bool:
     """Both texts are single sentences (a sentence piece of a longer text is one)."""
     return len(sentences(pair.a.text)) == 1 and len(sentences(pair.b.text)) == 1
@@ -221,9 +229,7 @@ def _one_claim(pair: _Pair) -> bool:
 def _explicit_change(pair: _Pair) -> bool:
     """A correction or a change cue stronger than a bare "now" ("went up", "raised")."""
     cues = pair.a.cues + pair.b.cues
-    return any(
-        "correction" in c.roles or ("change" in c.roles and c.text != "now") for c in cues
-    )
+    return any("correction" in c.roles or ("change" in c.roles and c.text != "now") for c in cues)
 
 
 def _qualified(a: tuple[Value, ...], b: tuple[Value, ...], kind_a: str, kind_b: str) -> bool:
@@ -249,8 +255,8 @@ def _correction(pair: _Pair) -> Finding | None:
         return None  # a correction that repeats the other text corrects nothing
     larger = max(len(pair.a.topic), len(pair.b.topic))
     rejects_shared = bool(feats.corrected_keys & pair.topical) and pair.overlap >= 0.5
-    if side == "b" and pair.b.rejected_keys & pair.topical:
-        score = REJECTION_SCORE  # "text me instead of emailing" rejects what 'a' said
+    if side == "b" and pair.b.rejected_keys & pair.topical and _standing_change(pair.b):
+        score = REJECTION_SCORE  # "from now on text me instead of emailing" rejects 'a'
     elif pair.topical and (len(pair.topical) / larger >= 1 / 3 or rejects_shared):
         score = CORRECTION_SCORE
     elif pair.related_by_similarity or _shared_slot(pair):
