@@ -60,6 +60,7 @@ SWEEP_DEFAULT = (
     "evict_threshold",
 )
 available = sample_files()
+quick_first = sorted(available, key=lambda n: available[n].stat().st_size)  # fast first runs
 
 
 @st.cache_resource(show_spinner=False)
@@ -78,6 +79,7 @@ def set_arm(label: str, preset_name: str, values: dict[str, Any]) -> None:
     st.session_state[f"{label}_preset"] = preset_name
     for field, value in values.items():
         st.session_state[f"{label}_{preset_name}_{field}"] = value
+    st.toast(f"Arm {label} now holds the trial's parameters (A/B comparison tab).")
 
 
 def arm_form(label: str, default_preset: str) -> tuple[str, dict[str, Any]]:
@@ -103,7 +105,7 @@ def arm_form(label: str, default_preset: str) -> tuple[str, dict[str, Any]]:
 
 
 def ab_tab() -> None:
-    names = st.multiselect("Conversations", list(available), default=list(available)[:3])
+    names = st.multiselect("Conversations", list(available), default=quick_first[:3])
     left, right = st.columns(2)
     capacity = left.slider("Capacity (share of each conversation's turns)", 0.05, 1.0, 0.25, 0.05)
     top_k = right.slider("Probe top-k", 1, 20, 10)
@@ -205,7 +207,12 @@ def show_ab(run: ABRun) -> None:
         missed = missed_rows(run, arm)
         st.markdown(f"**Arm {arm}: {len(missed)} facts not as expected**")
         if missed:
-            st.dataframe(missed, hide_index=True, width="stretch")
+            st.dataframe(
+                missed,
+                hide_index=True,
+                width="stretch",
+                column_config={"explanation": st.column_config.TextColumn(width="large")},
+            )
     save_form("ab", lambda runs, name: run_library.save_ab(runs, name, run))
 
 
@@ -228,7 +235,7 @@ def sweep_tab() -> None:
         "Optuna, two objectives: maximise key-fact recall@k, minimise memory size (final "
         "memories / turns). Other workers can join the study: `atlas sweep ... --storage URL --study NAME`."
     )
-    names = st.multiselect("Sweep conversations", list(available), default=list(available)[:1])
+    names = st.multiselect("Sweep conversations", list(available), default=quick_first[:1])
     left, mid, right = st.columns(3)
     trials = int(left.number_input("Trials", min_value=1, max_value=1000, value=20, step=1))
     base = mid.selectbox("Base preset", list(PRESETS), index=list(PRESETS).index("tuned"))
@@ -334,9 +341,10 @@ def saved_runs_panel() -> None:
             st.session_state[key] = opened
             tab = "A/B comparison" if key == RUN_KEY else "Optuna sweep"
             st.success(f"Opened {choices[run_id]}: see the {tab} tab.")
-    if delete_col.button("Delete"):
-        runs.delete(run_id)
-        st.rerun()
+    with delete_col.popover("Delete"):
+        if st.button("Delete this run for good", type="primary"):
+            runs.delete(run_id)
+            st.rerun()
 
 
 def forecast_tab() -> None:

@@ -240,6 +240,7 @@ def pareto_figure(outcome: SweepOutcome) -> go.Figure:
             )
         )
     figure.update_traces(marker={"size": 11}, selector={"mode": "markers"})
+    figure.update_xaxes(rangemode="tozero")
     return figure
 
 

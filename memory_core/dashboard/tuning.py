@@ -173,12 +173,12 @@ def explanation_row(arm: str, conversation_id: str, e: Explanation) -> dict[str,
         "arm": arm,
         "conversation": conversation_id,
         "fact_id": e.fact_id,
-        "fact": e.fact,
-        "expect": e.expect,
         "verdict": e.verdict,
-        "rank": e.rank,
         "explanation": e.summary,
+        "rank": e.rank,
         "outranked by": ", ".join(h.id for h in e.outranked_by),
+        "expect": e.expect,
+        "fact": e.fact,
     }
 
 
@@ -283,6 +283,7 @@ def trajectory_figure(run: ABRun, conversation_id: str, fact_ids: Sequence[str])
         color="fact",
         line_dash="arm",
         line_dash_map={"A": "solid", "B": "dash"},
+        line_shape="hv",  # sampled after each turn: a weight holds until the next sample
         title=f"{conversation_id}: key-fact weight over simulated time (gap = not held)",
         labels={"time": "simulated time", "weight": "best weight of a memory carrying it"},
     )

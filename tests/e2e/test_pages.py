@@ -205,3 +205,58 @@ def test_hostile_text_renders_as_text_everywhere(server: str, page: Page) -> Non
     assert '<img src=x onerror="window.__pwned=1">' in tooltip.inner_text()
     assert tooltip.locator("img").count() == 0
     assert_not_pwned(page)
+
+
+def visible(page: Page, selector: str):  # type: ignore[no-untyped-def]
+    return page.locator(f"{selector}:visible").first
+
+
+def scroll_to_chart(page: Page, title: str) -> None:
+    chart = page.locator("[data-testid=stPlotlyChart]:visible", has_text=title).first
+    chart.evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+
+
+def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page: Page) -> None:
+    open_page(page, server, "ab_tuning")
+    page.get_by_role("button", name="Run A/B").click()
+    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=120_000)
+    trajectories = page.get_by_text(re.compile("key-fact weight over simulated time")).first
+    expect(trajectories).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Why facts were missed")).to_be_visible()
+    scroll_to_chart(page, "key-fact weight over simulated time")
+    shoot(page, "ab_tuning_trajectories")
+    page.get_by_text("Why facts were missed").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    shoot(page, "ab_tuning_explanations")
+
+    visible(page, "input[aria-label='Run name']").fill("e2e seed vs tuned")
+    visible(page, "input[aria-label='Run name']").press("Enter")
+    page.get_by_role("button", name="Save run").click()
+    expect(page.get_by_text("Saved as 'e2e seed vs tuned'")).to_be_visible(timeout=30_000)
+
+    page.get_by_role("tab", name="Optuna sweep").click()
+    trials = visible(page, "input[aria-label='Trials']")
+    trials.fill("3")
+    trials.press("Enter")
+    wait_ready(page)
+    page.get_by_role("button", name="Run sweep").click()
+    front = page.get_by_text(re.compile(r"3 trials, \d+ on the front")).first
+    expect(front).to_be_visible(timeout=120_000)
+    expect(page.get_by_role("button", name="Use as arm A")).to_be_visible()
+    assert page.locator("[data-testid=stException]").count() == 0
+    scroll_to_chart(page, "on the front")
+    shoot(page, "ab_tuning_sweep")
+
+    page.reload()  # a fresh session: nothing on screen until the saved run is reopened
+    wait_ready(page, LOAD_TIMEOUT)
+    expect(page.get_by_text("Paired differences (B − A)")).to_have_count(0)
+    page.get_by_text("Saved runs", exact=True).first.click()
+    picker = page.get_by_role("combobox", name="Saved runs")
+    expect(picker).to_have_value(re.compile("^e2e seed vs tuned · ab-tuning"))
+    page.locator("[data-testid=stButton] button", has_text="Open").click()
+    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=30_000)
+    expect(
+        page.get_by_text(re.compile("key-fact weight over simulated time")).first
+    ).to_be_visible()
+    assert page.locator("[data-testid=stException]").count() == 0

@@ -26,6 +26,7 @@ from memory_core.dashboard.tuning import (
     trajectory_rows,
 )
 from memory_core.errors import ConfigError, NotFoundError
+from memory_core.store.engine import open_database
 from memory_core.testing import HashingEmbedder
 
 from .test_pages import app, go  # noqa: F401 - fixture reuse
@@ -157,6 +158,19 @@ def test_tuning_page_runs_explains_saves_and_reopens(app: AppTest) -> None:  # n
     next(b for b in app.button if b.label == "Open").click().run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(s.value == "Paired differences (B − A)" for s in app.subheader)
+
+    # A damaged row: a clear error on Open, the row stays and the page keeps working.
+    db = open_database()
+    try:
+        bad = db.runs.add(name="damaged", policy="ab-tuning", params={"format": "x"}, metrics={})
+        app.run()
+        next(s for s in app.selectbox if s.label == "Saved runs").set_value(bad.id).run()
+        next(b for b in app.button if b.label == "Open").click().run()
+        assert not app.exception, [e.value for e in app.exception]
+        assert any("saved run 'damaged'" in str(e.value) for e in app.error)
+        assert db.runs.get(bad.id).params == {"format": "x"}
+    finally:
+        db.close()
 
 
 def test_tuning_page_sweeps_and_fills_an_arm_from_a_trial(app: AppTest) -> None:  # noqa: F811
