@@ -21,36 +21,45 @@ PRESSURE_EVICT_FRACTION = 0.10
 
 
 def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
-    """Recompute weights (with one association step) and evict what fell out."""
+    """Recompute weights (with one association step) and evict what fell out.
+
+    Works on whole column prefixes ``[0, high)`` with an ``alive`` mask rather than
+    gathering the live slots out of every column: freed slots are computed and ignored,
+    which is cheaper than a dozen fancy-indexed copies at 100k memories.
+    """
     cfg, table = state.config, state.table
     state.last_decay = now
     state.counters["decay_passes"] += 1
-    slots = table.alive_slots()
-    if len(slots) == 0:
+    high = table.high
+    alive = table.alive[:high]
+    if not alive.any():
         return {}
     base = weight_before_association(
-        table.strength[slots], table.accessed[slots], table.count[slots], now, cfg
+        table.strength[:high], table.accessed[:high], table.count[:high], now, cfg
     )
     gain, floor, cap = cfg.association_gain, cfg.weight_floor, cfg.weight_cap
     if gain > 0:
-        first = np.zeros(table.high)
-        first[slots] = np.clip(base + gain * table.assoc[slots], floor, cap)
-        table.assoc[: table.high] = state.edges.association(first)
-    weight = np.clip(base + gain * table.assoc[slots], floor, cap)
-    table.weight[slots] = weight
+        first = np.where(alive, np.clip(base + gain * table.assoc[:high], floor, cap), 0.0)
+        table.assoc[:high] = state.edges.association(first)
+    all_weights = np.clip(base + gain * table.assoc[:high], floor, cap)
+    np.copyto(table.weight[:high], all_weights, where=alive)
 
-    keep = table.pinned[slots] | table.working[slots]
-    expired = (table.expires[slots] <= now) & ~table.pinned[slots]
-    weak = (weight < cfg.evict_threshold) & ~keep & ~expired
-    orphan = (
-        (table.degree[slots] == 0)
-        & (weight < cfg.orphan_threshold)
-        & (now - table.created[slots] >= cfg.orphan_grace_hours * 3600.0)
+    pinned = table.pinned[:high]
+    keep = pinned | table.working[:high]
+    expired_all = alive & (table.expires[:high] <= now) & ~pinned
+    weak_all = alive & (all_weights < cfg.evict_threshold) & ~keep & ~expired_all
+    orphan_all = (
+        alive
+        & (table.degree[:high] == 0)
+        & (all_weights < cfg.orphan_threshold)
+        & (now - table.created[:high] >= cfg.orphan_grace_hours * 3600.0)
         & ~keep
-        & ~expired
-        & ~weak
+        & ~expired_all
+        & ~weak_all
     )
     if state.bus.active:
+        slots = np.flatnonzero(alive)
+        weight = all_weights[slots]
         history = (
             {
                 str(table.ids[s]): float(w)
@@ -71,11 +80,15 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
             )
         )
     counts = {
-        EvictionReason.EXPIRED.value: remove(state, slots[expired], EvictionReason.EXPIRED, now),
-        EvictionReason.BELOW_THRESHOLD.value: remove(
-            state, slots[weak], EvictionReason.BELOW_THRESHOLD, now
+        EvictionReason.EXPIRED.value: remove(
+            state, np.flatnonzero(expired_all), EvictionReason.EXPIRED, now
         ),
-        EvictionReason.ORPHAN.value: remove(state, slots[orphan], EvictionReason.ORPHAN, now),
+        EvictionReason.BELOW_THRESHOLD.value: remove(
+            state, np.flatnonzero(weak_all), EvictionReason.BELOW_THRESHOLD, now
+        ),
+        EvictionReason.ORPHAN.value: remove(
+            state, np.flatnonzero(orphan_all), EvictionReason.ORPHAN, now
+        ),
     }
     counts[EvictionReason.MEMORY_PRESSURE.value] = relieve_pressure(state, now)
     return {k: v for k, v in counts.items() if v}

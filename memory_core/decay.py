@@ -81,9 +81,20 @@ def weight_before_association(
     hours = np.maximum(now - accessed, 0.0) / 3600.0
     core = DECAY_CURVES[cfg.decay_strategy](strength, hours, counts, cfg)
     unclipped: np.ndarray = (
-        core + cfg.frequency_gain * np.log1p(counts) + cfg.recency_gain / (hours + 1.0)
+        core + cfg.frequency_gain * _log1p_counts(counts) + cfg.recency_gain / (hours + 1.0)
     )
     return unclipped
+
+
+def _log1p_counts(counts: np.ndarray) -> np.ndarray:
+    """``log1p(counts)``, bit for bit, by table lookup: access counts are small integers,
+    so a table up to the largest one costs far fewer logarithms than one per memory."""
+    small = len(counts) >= 64 and counts.dtype.kind in "iu" and counts.min() >= 0
+    if not small or int(counts.max()) >= len(counts):
+        direct: np.ndarray = np.log1p(counts)
+        return direct
+    looked_up: np.ndarray = np.log1p(np.arange(int(counts.max()) + 1, dtype=np.float64))[counts]
+    return looked_up
 
 
 def base_strength(importance: float, cfg: AtlasConfig) -> float:
