@@ -284,6 +284,7 @@ class ConflictGuard:
         hits = atlas.retrieve(
             request.topic,
             top_k=1,
+            kinds=_QUOTABLE,  # a summary is re-issued without the target, not forgotten
             session_id=session_id,
             cross_session=self.detector.config.scope == "user",
             metadata={USER_KEY: user} if user is not None else None,
@@ -292,6 +293,9 @@ class ConflictGuard:
         if not hits or hits[0].breakdown.dense < self.policy.forget_min_similarity:
             return None
         return hits[0].node, hits[0].breakdown.dense
+
+
+_QUOTABLE = tuple(k for k in MemoryKind if k is not MemoryKind.SUMMARY)
 
 
 def _user(metadata: Mapping[str, Any] | None) -> str | None:

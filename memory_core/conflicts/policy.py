@@ -56,7 +56,7 @@ class ResolutionPolicy:
         auto_similarity: cosine at or above which it may be; looser pairs go to review.
         sure_score: judge score at or above which ``auto_similarity`` is waived: an explicit
             rejection ("text me instead of emailing") is sure even between two long turns
-            whose embeddings differ (1.0: never waived).
+            whose embeddings differ (1.0: only for a certain verdict).
         min_new_confidence: the new statement's confidence needed to supersede.
         credibility_margin: old confidence minus new confidence at which the old wins.
         winner_confidence: confidence floor of a statement that superseded another.

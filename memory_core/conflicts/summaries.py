@@ -5,8 +5,8 @@ one of them is superseded later, the memory itself leaves retrieval but the summ
 keep serving its claim. So each active summary covering a retired memory is re-issued:
 the summarizer runs again over what it covered minus the retired memories, the new
 summary ``supersedes`` the old one, which is deprecated (kept for audit, never
-retrieved). The new summary starts from the old one's strength, not fresh: a re-issue is
-not news and must not outrank what it summarizes. Covered memories already evicted are gone from the graph and cannot be
+retrieved). The new summary is a new memory: it starts with a fresh access time, so it
+can rank a little higher than the one it replaces did. Covered memories already evicted are gone from the graph and cannot be
 quoted again; the re-issued summary covers what is still held.
 """
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.decay import base_strength
 from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
 from memory_core.summarize import Summarizer, SummaryItem
 
@@ -37,9 +36,11 @@ def reissue_summaries(
     """Re-issue every active summary covering a ``retired`` memory without it (see module
     doc); returns the ids of the new summaries. Call under ``atlas.lock``."""
     retired_ids = set(retired)
-    stale = {s.id: s for r in retired_ids for s in covering_summaries(atlas, r)}
+    stale = {s.id: s for r in retired_ids if r in atlas for s in covering_summaries(atlas, r)}
     issued = []
     for summary in stale.values():
+        if summary.id not in atlas:  # evicted by the capacity check of an earlier re-issue
+            continue
         reason = "covered a superseded memory"
         atlas.set_status(summary.id, MemoryStatus.DEPRECATED, reason=reason)
         kept = [
@@ -51,7 +52,7 @@ def reissue_summaries(
         ]
         kept = [n for n in kept if n.status is MemoryStatus.ACTIVE]
         replacement = _summarize(atlas, summary, kept, summarizer)
-        if replacement is not None:
+        if replacement is not None and summary.id in atlas and replacement.id != summary.id:
             atlas.link(replacement.id, summary.id, Relation.SUPERSEDES)
             issued.append(replacement.id)
     return issued
@@ -77,7 +78,7 @@ def _summarize(
         session_id=old.session_id,
         kind=MemoryKind.SUMMARY,
         metadata={**old.metadata, "covers": len(covered)},
-        importance=_inherited_importance(atlas, old),
+        importance=old.importance,
         confidence=old.confidence,
         provenance=provenance,
     )
@@ -85,12 +86,3 @@ def _summarize(
         if target.id in atlas and target.id != node.id:
             atlas.link(node.id, target.id, Relation.SUMMARIZES)
     return node
-
-
-def _inherited_importance(atlas: ElasticMemoryAtlas, old: MemoryNode) -> float:
-    """The importance whose initial strength is the old summary's current strength."""
-    cfg = atlas.config
-    low, high = base_strength(0.0, cfg), base_strength(1.0, cfg)
-    if high <= low:
-        return old.importance
-    return min(1.0, max(0.0, (old.strength - low) / (high - low)))

@@ -54,6 +54,4 @@ def test_guard_forgets_superseded_facts_and_recalls_replacements(conversation_id
     assert [f for f in replacements if not guarded[f].recalled] == []
     # and the guard costs no recall of what should be remembered
     expected = [f for f in guarded.values() if f.expect == "recalled"]
-    assert sum(f.recalled for f in expected) >= sum(
-        plain[f.fact_id].recalled for f in expected
-    )
+    assert sum(f.recalled for f in expected) >= sum(plain[f.fact_id].recalled for f in expected)

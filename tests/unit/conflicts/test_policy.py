@@ -76,6 +76,16 @@ def test_loosely_related_pairs_go_to_review_under_auto_similarity() -> None:
     assert replace(POLICY, auto_similarity=0.8).decide(conflict(), 1.0) is Resolution.SUPERSEDE
 
 
+def test_a_sure_verdict_waives_the_similarity_gate() -> None:
+    policy = replace(POLICY, auto_similarity=0.9, sure_score=0.95)
+    assert policy.decide(conflict(score=0.95), 1.0) is Resolution.SUPERSEDE
+    assert policy.decide(conflict(score=0.94), 1.0) is Resolution.REVIEW
+    # by default only a certain verdict does
+    gated = replace(POLICY, auto_similarity=0.9)
+    assert gated.decide(conflict(score=0.99), 1.0) is Resolution.REVIEW
+    assert gated.decide(conflict(score=1.0), 1.0) is Resolution.SUPERSEDE
+
+
 def test_stored_confidence_follows_the_seed() -> None:
     assert POLICY.stored_confidence([Resolution.SUPERSEDE], 0.7) == 0.9
     assert POLICY.stored_confidence([Resolution.SUPERSEDE], 1.0) == 1.0
@@ -95,6 +105,7 @@ def test_suggestion_prefers_the_newer_unless_less_credible() -> None:
     [
         ("auto_score", 1.5),
         ("auto_similarity", 1.2),
+        ("sure_score", -0.5),
         ("min_new_confidence", -0.1),
         ("winner_confidence", "high"),
         ("loser_confidence", 0.95),

@@ -349,3 +349,59 @@ def test_a_repeated_memory_is_a_duplicate_not_a_contradiction(judge: RuleJudge) 
     text = "I live in Paris. I don't live in Paris anymore."
     assert judge.judge(text, text).label == "compatible"
     assert judge.judge(text, "I live in Paris.").label == "contradiction"
+
+
+# -- long turns: sentence pieces, explicit rejections ------------------------------------
+
+CAP_OLD = (
+    "Yes, from Amsterdam. And the whole trip has to stay under 5,000 euros, "
+    "that's the cap my department gave me."
+)
+CAP_NEW = (
+    "Return from Zurich instead. And because of the extra leg my cap went up: it's 6,000 euros now."
+)
+
+
+def test_a_quantity_change_split_over_clauses_is_found_in_its_sentence(judge: RuleJudge) -> None:
+    verdict = judge.judge(CAP_OLD, CAP_NEW)
+    assert (verdict.label, verdict.kind) == ("contradiction", "value_change")
+    assert "cap" in verdict.reason and "6,000" in verdict.reason
+    # the spans point at the two amounts in the whole texts
+    assert {s.text for s in verdict.spans} == {"5,000 euros", "6,000 euros"}
+
+
+def test_a_bare_now_does_not_make_different_names_a_change(judge: RuleJudge) -> None:
+    verdict = judge.judge(
+        "Django 4.2 on Python 3.11. It runs as a Celery 5.3 task with Redis as the broker.",
+        "Yes, I'm putting it in a PR now. CI runs ruff and mypy in strict mode.",
+    )
+    assert not verdict.is_contradiction
+
+
+EMAIL = (
+    "Fine. Please send me the appointment details by email though, "
+    "I never pick up calls from unknown numbers."
+)
+SMS = (
+    "Let's change it. From now on please just text me instead of emailing, "
+    "my mobile is the one on the account."
+)
+
+
+def test_a_standing_rejection_of_what_was_said_is_a_sure_correction(judge: RuleJudge) -> None:
+    verdict = judge.judge(EMAIL, SMS)
+    assert (verdict.label, verdict.kind) == ("contradiction", "correction")
+    assert verdict.score == pytest.approx(0.95)
+    assert "From now on" in verdict.reason
+
+
+def test_a_passing_instead_of_is_not_a_sure_correction(judge: RuleJudge) -> None:
+    verdict = judge.judge(
+        "Listening to some jazz on the radio while I work.",
+        "Snacking on toast with jam instead of doing my work.",
+    )
+    assert verdict.score < 0.95
+
+
+def test_a_rejection_only_counts_from_the_newer_side(judge: RuleJudge) -> None:
+    assert judge.judge(SMS, EMAIL).score < 0.95
