@@ -148,6 +148,7 @@ def _follow_status(agent: RecordedAtlas) -> None:
         st.warning(f"Cannot follow: {exc}")
         return
     if changed:  # news since the last full run: rerun the app, the pages read the new head
+        _recorded_agents.clear()  # the picker's counts and live mark too
         st.rerun()
     seen = followed()
     if seen is not None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -31,10 +32,14 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@contextmanager
+def streamlit_server(data: Path, **env_overrides: str) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port with its data in ``data``; yields the URL.
+
+    ``env_overrides`` (e.g. ``ATLAS_DATABASE_URL``) are set after the defaults; without
+    one the dashboard's database is ``data/atlas.db``.
+    """
     port = _free_port()
-    data = tmp_path_factory.mktemp("atlas-data")
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -48,6 +53,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "ATLAS_DASHBOARD_EMBEDDER": os.environ.get("ATLAS_E2E_EMBEDDER", "minilm"),
     }
     env.pop("ATLAS_DATABASE_URL", None)
+    env.update(env_overrides)
     log = (data / "streamlit.log").open("w")
     proc = subprocess.Popen(
         [
@@ -82,6 +88,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             proc.kill()
             proc.wait(timeout=5)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with streamlit_server(tmp_path_factory.mktemp("atlas-data")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
