@@ -7,11 +7,10 @@ automatic resolution does to recall of superseded facts and their replacements.
 Raw conversation turns are long and chatty, unlike the one-fact writes the library's
 default thresholds are meant for, so replays use stricter ones (``TURN_POLICY``) and
 trust the assistant's own turns less than the user's (``SPEAKER_CONFIDENCE``). On the
-eight sample sessions (MiniLM) this kept 77/91 expected facts recalled (74 without the
-guard) and 12/17 replacements (11), but hid no more superseded facts (9/30 vs 10/30);
-the library defaults hid 22/30 yet dropped recall to 56/91 and replacements to 3/17,
-because the rule judge flags many false contradictions between long chatty turns.
-These values were chosen on those same sessions: not an unseen-data score.
+eight sample sessions (MiniLM, full capacity) this hides 13/30 superseded facts (10/30
+without the guard) and recalls 75/91 expected facts (74/91); the numbers per conversation
+and under capacity pressure are in docs/conflicts.md. These values were chosen on those
+same sessions: not an unseen-data score.
 """
 
 from __future__ import annotations
@@ -31,7 +30,8 @@ from memory_core.embedding.base import Embedder
 from memory_core.harness.policies import AtlasPolicy
 
 TURN_POLICY = ResolutionPolicy(auto_score=0.8, auto_similarity=0.5, sure_score=0.95)
-"""Automatic resolution only for sure verdicts on pairs that are clearly about one thing."""
+"""Automatic resolution only for sure verdicts on pairs that are clearly about one thing,
+or for an explicit rejection of what was said (score 0.95) between two long turns."""
 SPEAKER_CONFIDENCE: Mapping[str, float] = {"assistant": 0.7}
 """Confidence of a turn by its speaker (others: 1.0); an assistant's paraphrase never
 overrules what the user said."""
