@@ -4,6 +4,8 @@ Measured on the index the engine itself built for the benchmark's main session (
 at first, switched to HNSW above ``hnsw_threshold``, then filled one memory at a time).
 Two query sets: uniformly random directions (no true neighbour: the hardest case) and
 stored vectors plus noise (a near neighbour exists: the usual case for memory recall).
+The shipped ``hnsw_ef_search`` comes first, then wider searches, to show what recall
+costs on these (unclustered, worst-case) vectors.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ from memory_core import AtlasConfig
 from memory_core.index import VectorIndex
 
 K = 10
+CANDIDATES = 40
+"""Searched as deep as the engine's retrieval does (``dense_candidates``)."""
 NOISE = 0.5
+WIDER_EF = (256, 512, 1024, 2048)
 
 
-def recall_at_k(index: VectorIndex, n_queries: int, seed: int = 11) -> dict[str, Any]:
+def recall_at_k(
+    index: VectorIndex, n_queries: int, seed: int = 11, wider: tuple[int, ...] = WIDER_EF
+) -> dict[str, Any]:
     ids = index.ids()
     vectors = index.reconstruct(ids)
     dim = vectors.shape[1]
@@ -30,23 +37,31 @@ def recall_at_k(index: VectorIndex, n_queries: int, seed: int = 11) -> dict[str,
         n_queries, seed + 1, dim
     )
     near /= np.linalg.norm(near, axis=1, keepdims=True)
+    queries = {"random": random_unit_vectors(n_queries, seed + 2, dim), "near": near}
+    exact = {
+        name: ids[np.argpartition(-(q @ vectors.T), K, axis=1)[:, :K]]
+        for name, q in queries.items()
+    }
     cfg = AtlasConfig()
-    result: dict[str, Any] = {
+    shipped = index.ef_search
+    rows = []
+    for ef in (shipped, *(e for e in wider if e > shipped)):
+        index.ef_search = ef
+        row: dict[str, Any] = {"ef_search": ef}
+        for name, qs in queries.items():
+            latency = Samples(op=f"index search ({name}, ef {ef})", impl="engine", size=len(ids))
+            hits = 0
+            for i, query in enumerate(qs):
+                _, found = latency.time(lambda query=query: index.search(query, CANDIDATES))
+                hits += len(np.intersect1d(found[:K], exact[name][i]))
+            row[f"recall_{name}"] = hits / (K * len(qs))
+            row[f"search_{name}"] = latency.summary()
+        rows.append(row)
+    index.ef_search = shipped
+    return {
         "size": len(ids),
         "index": index.kind,
-        "params": f"M={cfg.hnsw_m}, efSearch={cfg.hnsw_ef_search}, "
-        f"efConstruction={cfg.hnsw_ef_construction}",
+        "params": f"M={cfg.hnsw_m}, efSearch={shipped}, efConstruction={cfg.hnsw_ef_construction}",
+        **{k: v for k, v in rows[0].items() if k != "ef_search"},
+        "by_ef": rows,
     }
-    for name, queries in (
-        ("random", random_unit_vectors(n_queries, seed + 2, dim)),
-        ("near", near),
-    ):
-        exact = ids[np.argpartition(-(queries @ vectors.T), K, axis=1)[:, :K]]
-        latency = Samples(op=f"index search ({name})", impl="engine", size=len(ids))
-        hits = 0
-        for row, query in enumerate(queries):
-            _, found = latency.time(lambda query=query: index.search(query, K))
-            hits += len(np.intersect1d(found, exact[row]))
-        result[f"recall_{name}"] = hits / (K * len(queries))
-        result[f"search_{name}"] = latency.summary()
-    return result

@@ -181,6 +181,22 @@ def _recall_lines(sizes: list[dict[str, Any]]) -> list[str]:
             f" queries; raw index search p50 / p99"
             f" {_ms(rec['search_near']['p50_ms'])} / {_ms(rec['search_near']['p99_ms'])} ms."
         )
+        by_ef = rec.get("by_ef") or []
+        if len(by_ef) > 1:
+            lines += [
+                "",
+                f"What recall costs at {rec['size']:,} (same index, only efSearch changed; CPU"
+                " time of one 40-candidate search as retrieval asks):",
+                "",
+                "| efSearch | recall@10 near | recall@10 random | search CPU p50 / p99 ms |",
+                "|---:|---:|---:|---:|",
+            ]
+            for row in by_ef:
+                cpu = row["search_near"]
+                lines.append(
+                    f"| {row['ef_search']} | {row['recall_near']:.3f} | {row['recall_random']:.3f}"
+                    f" | {_ms(cpu['cpu_p50_ms'])} / {_ms(cpu['cpu_p99_ms'])} |"
+                )
     return lines or ["- No size above the HNSW threshold in this run: every index was exact."]
 
 
@@ -196,6 +212,34 @@ def _embedding_lines(emb: dict[str, Any]) -> list[str]:
     for row in emb["latency"]:
         lines.append(f"| {row['op']} | {_ms(row['p50_ms'])} | {_ms(row['p99_ms'])} | {row['n']} |")
     return lines
+
+
+def _sweep_verdict(sw: dict[str, Any]) -> str:
+    if sw["seconds"] <= sw["target_seconds"]:
+        return "met"
+    return f"missed ({sw['seconds'] / sw['target_seconds']:.1f}x off)"
+
+
+def _sweep_target(sw: dict[str, Any] | None) -> list[str]:
+    if sw is None:
+        return []
+    verdict = _sweep_verdict(sw)
+    return [
+        f"| Optuna sweep, {sw['trials']} trials, {sw['workers']} workers | all samples"
+        f" | <= {sw['target_seconds']:.0f} s | {sw['seconds']:.0f} s | {verdict} | - |"
+    ]
+
+
+def _sweep_lines(sw: dict[str, Any]) -> list[str]:
+    verdict = _sweep_verdict(sw)
+    best = "-" if sw["best_recall"] is None else f"{sw['best_recall']:.3f}"
+    return [
+        f"`{sw['command']}` ({sw['conversations']} conversations, a fresh SQLite study):"
+        f" **{sw['seconds']:.0f} s** wall for {sw['trials']} trials with {sw['workers']}"
+        f" workers (target <= {sw['target_seconds']:.0f} s: {verdict}); {sw['cpu_seconds']:.0f} s"
+        f" of CPU over all processes; best recall@k on the Pareto front {best}. Counts"
+        " interpreter start, Optuna's import and embedding through the persistent cache.",
+    ]
 
 
 def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list[str]:
@@ -256,6 +300,7 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
         "## Targets",
         "",
         *_targets_table(sizes),
+        *_sweep_target(results.get("sweep")),
         "",
         "## Method",
         "",
@@ -296,6 +341,8 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
             " is one retrieve plus one add, plus per-turn trajectory sampling of the key facts.",
             "",
         ]
+    if "sweep" in results:
+        lines += ["## Optuna sweep", "", *_sweep_lines(results["sweep"]), ""]
     if "real" in results:
         real = results["real"]
         lines += [

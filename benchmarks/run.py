@@ -1,7 +1,8 @@
-"""``python -m benchmarks.run --sizes 1000 10000 100000 [--smoke]``: measure, then report.
+"""``python -m benchmarks.run --sizes 1000 10000 100000 [--smoke] [--no-sweep]``: measure, report.
 
 Each size runs in a fresh interpreter (``benchmarks.worker``) so resident memory is
-attributable; embedding, harness replay and the real-MiniLM run follow in this process.
+attributable; embedding, harness replay and the real-MiniLM run follow in this process,
+then the 50-trial Optuna sweep (``--no-sweep`` skips it; the smoke run never runs it).
 Results land in ``<out-dir>/results.json`` and the report in ``BENCHMARKS.md`` (the smoke
 run writes both under ``benchmarks/results/smoke/`` and skips the model).
 """
@@ -68,7 +69,10 @@ def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
-    parser.add_argument("--smoke", action="store_true", help="few samples, no model")
+    parser.add_argument("--smoke", action="store_true", help="few samples, no model, no sweep")
+    parser.add_argument(
+        "--no-sweep", action="store_true", help="skip the 50-trial, 2-worker Optuna sweep timing"
+    )
     parser.add_argument("--out-dir", type=Path, default=None)
     parser.add_argument("--report", type=Path, default=None, help="where BENCHMARKS.md goes")
     parser.add_argument(
@@ -94,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         log(f"size {size}: engine and seed reference")
         results["sizes"].append(_worker(size, out_dir / f"size-{size}.json", args.smoke))
     results.update(_model_sections(args.smoke, log))
+    if not args.smoke and not args.no_sweep:
+        from benchmarks.sweep_bench import TRIALS, WORKERS, sweep_costs
+
+        log(f"harness: {TRIALS}-trial Optuna sweep with {WORKERS} workers")
+        results["sweep"] = sweep_costs()
     results["machine"]["load_avg_end"] = machine()["load_avg"]
     results["seconds"] = time.perf_counter() - started
     (out_dir / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")

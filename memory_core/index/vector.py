@@ -89,6 +89,17 @@ class VectorIndex:
         return "hnsw" if self._hnsw else "flat"
 
     @property
+    def ef_search(self) -> int:
+        """HNSW search breadth (FAISS searches at least ``k`` wide anyway)."""
+        return self._ef_search
+
+    @ef_search.setter
+    def ef_search(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise IndexError_(f"ef_search must be an int >= 1, got {value!r}")
+        self._ef_search = value
+
+    @property
     def tombstones(self) -> int:
         """Deleted vectors still stored (purged by the next rebuild)."""
         return int(self._index.ntotal) - self._n_live
