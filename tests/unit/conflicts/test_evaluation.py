@@ -115,7 +115,13 @@ def test_load_pairs_missing_and_empty_files(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["conflict_pairs.jsonl", "conflict_pairs_holdout.jsonl", "conflict_pairs_fresh.jsonl"]
+    "name",
+    [
+        "conflict_pairs.jsonl",
+        "conflict_pairs_holdout.jsonl",
+        "conflict_pairs_fresh.jsonl",
+        "conflict_pairs_long_turns.jsonl",
+    ],
 )
 def test_shipped_sets_are_valid_and_balanced(name: str) -> None:
     pairs = load_pairs(Path(__file__).resolve().parents[2] / "data" / name)
