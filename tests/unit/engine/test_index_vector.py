@@ -141,3 +141,47 @@ def test_adding_a_live_id_twice_is_refused() -> None:
     with pytest.raises(IndexError_):
         index.add(np.array([2, 2]), unit_rows(2))
     assert len(index) == 1
+
+
+def test_flat_deletions_are_tombstoned_then_compacted() -> None:
+    vectors = unit_rows(20)
+    index = VectorIndex(DIM, rebuild_fraction=0.25)
+    index.add(np.arange(20), vectors)
+    index.remove(np.array([3, 4, 5]))
+    assert index.kind == "flat" and index.tombstones == 3 and len(index) == 17
+    sims, ids = index.search(vectors[4], 20)
+    assert len(ids) == 17 and not {3, 4, 5} & set(ids.tolist())
+    brute = np.delete(vectors, [3, 4, 5], axis=0) @ vectors[4]
+    np.testing.assert_allclose(sims, np.sort(brute)[::-1], rtol=1e-5)
+    index.remove(np.arange(6, 9))  # 6 of 20 > a quarter: compacted
+    assert index.tombstones == 0 and len(index) == 14
+    assert index.ids().tolist() == [0, 1, 2, *range(9, 20)]
+    np.testing.assert_allclose(index.reconstruct(np.array([19, 0])), vectors[[19, 0]])
+
+
+def test_search_depth_does_not_grow_with_tombstones() -> None:
+    """k live results come back, never more, however many deleted vectors sit in HNSW."""
+    vectors = unit_rows(200)
+    index = VectorIndex(DIM, hnsw_threshold=50, m=8, rebuild_fraction=0.4)
+    index.add(np.arange(200), vectors)
+    index.remove(np.arange(0, 200, 3))
+    assert index.kind == "hnsw" and index.tombstones == 67
+    for probe in (1, 100, 199):
+        sims, ids = index.search(vectors[probe], 5)
+        assert len(ids) == 5 and ids[0] == probe
+        assert all(i % 3 for i in ids.tolist())
+    _, many = index.search_many(vectors[[1, 2]], 4)
+    assert many.shape == (2, 4) and all(i % 3 for i in many.ravel().tolist() if i >= 0)
+
+
+def test_negative_ids_and_bad_ef_search_are_refused() -> None:
+    index = VectorIndex(DIM)
+    with pytest.raises(IndexError_, match=">= 0"):
+        index.add(np.array([-1]), unit_rows(1))
+    assert len(index) == 0
+    index.ef_search = 300
+    assert index.ef_search == 300
+    for bad in (0, -5, 2.5, True):
+        with pytest.raises(IndexError_, match="ef_search"):
+            index.ef_search = bad  # type: ignore[assignment]
+    assert index.ef_search == 300
