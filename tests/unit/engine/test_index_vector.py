@@ -167,7 +167,7 @@ def test_search_depth_does_not_grow_with_tombstones() -> None:
     index.remove(np.arange(0, 200, 3))
     assert index.kind == "hnsw" and index.tombstones == 67
     for probe in (1, 100, 199):
-        sims, ids = index.search(vectors[probe], 5)
+        _, ids = index.search(vectors[probe], 5)
         assert len(ids) == 5 and ids[0] == probe
         assert all(i % 3 for i in ids.tolist())
     _, many = index.search_many(vectors[[1, 2]], 4)
