@@ -65,7 +65,17 @@ class SnapshotData:
     embeddings: np.ndarray
 
 
-def save(state: AtlasState, path: Path) -> Path:
+@dataclass(slots=True)
+class Capture:
+    """Everything a snapshot file holds, copied out of the live state."""
+
+    meta: bytes
+    embeddings: np.ndarray
+    columns: dict[str, np.ndarray]
+
+
+def capture(state: AtlasState) -> Capture:
+    """Copy what a snapshot needs (call under the atlas lock; fast, no I/O, no compression)."""
     table = state.table
     slots = table.alive_slots()
     slot_index = {int(s): i for i, s in enumerate(slots.tolist())}
@@ -105,14 +115,19 @@ def save(state: AtlasState, path: Path) -> Path:
         "provenance": [list(table.provenance[s]) for s in slots.tolist()],
         "edges": edges,
     }
+    columns = {f"col_{name}": getattr(table, name)[slots] for name in COLUMNS}  # copies
+    return Capture(json.dumps(meta).encode(), embeddings, columns)
+
+
+def write(snapshot: Capture, path: Path) -> Path:
+    """Compress and write a capture (needs no lock: the capture shares nothing live)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    arrays = {f"col_{name}": getattr(table, name)[slots] for name in COLUMNS}
     with path.open("wb") as fh:
         np.savez_compressed(
             fh,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            embeddings=embeddings,
-            **arrays,
+            meta=np.frombuffer(snapshot.meta, dtype=np.uint8),
+            embeddings=snapshot.embeddings,
+            **snapshot.columns,
         )
     return path
 

@@ -617,9 +617,14 @@ class ElasticMemoryAtlas:
 
     # ------------------------------------------------------------------ snapshots
     def save_snapshot(self, path: str | Path) -> Path:
-        """Write nodes, edges, weights, embeddings, config and clock time to one file."""
+        """Write nodes, edges, weights, embeddings, config and clock time to one file.
+
+        Only the copy is taken under the lock; compressing and writing happen outside
+        it, so a recorder's periodic snapshot barely delays the agent's own calls.
+        """
         with self._lock:
-            return _snapshot.save(self._s, Path(path))
+            captured = _snapshot.capture(self._s)
+        return _snapshot.write(captured, Path(path))
 
     @classmethod
     def load_snapshot(
