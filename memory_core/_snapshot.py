@@ -122,13 +122,13 @@ def capture(state: AtlasState) -> Capture:
 def write(snapshot: Capture, path: Path) -> Path:
     """Compress and write a capture (needs no lock: the capture shares nothing live)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, Any] = {
+        "meta": np.frombuffer(snapshot.meta, dtype=np.uint8),
+        "embeddings": snapshot.embeddings,
+        **snapshot.columns,
+    }
     with path.open("wb") as fh:
-        np.savez_compressed(
-            fh,
-            meta=np.frombuffer(snapshot.meta, dtype=np.uint8),
-            embeddings=snapshot.embeddings,
-            **snapshot.columns,
-        )
+        np.savez_compressed(fh, **arrays)
     return path
 
 
