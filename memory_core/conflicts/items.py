@@ -8,6 +8,7 @@ declared compatible stays allowed even when one side is written again as a new m
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -143,3 +144,34 @@ class QueueCounts:
     @property
     def total(self) -> int:
         return self.open + self.resolved
+
+    @classmethod
+    def tally(cls, groups: Iterable[tuple[str, str, int]]) -> QueueCounts:
+        """Counts from ``(status, kind, number of items)`` groups, as either queue has them."""
+        by_kind: dict[str, int] = {}
+        resolved = 0
+        for status, kind, n in groups:
+            if status == ItemStatus.OPEN:
+                by_kind[kind] = by_kind.get(kind, 0) + int(n)
+            elif status == ItemStatus.RESOLVED:
+                resolved += int(n)
+        return cls(sum(by_kind.values()), resolved, dict(sorted(by_kind.items())))
+
+
+def resolved_fields(action: ReviewAction, reviewer: str, at: datetime) -> dict[str, Any]:
+    """What ``resolve`` sets on an open item (the same in memory and in SQL)."""
+    return {
+        "status": ItemStatus.RESOLVED,
+        "resolution": action,
+        "resolved_by": reviewer,
+        "resolved_at": at,
+    }
+
+
+REOPENED_FIELDS: dict[str, Any] = {
+    "status": ItemStatus.OPEN,
+    "resolution": None,
+    "resolved_by": None,
+    "resolved_at": None,
+}
+"""What ``reopen`` sets on a resolved item (the same in memory and in SQL)."""

@@ -11,11 +11,13 @@ from __future__ import annotations
 import itertools
 import threading
 import uuid
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
 from memory_core.conflicts.items import (
+    REOPENED_FIELDS,
     AuditEntry,
     ItemDraft,
     ItemFilter,
@@ -23,6 +25,7 @@ from memory_core.conflicts.items import (
     QueueCounts,
     ReviewAction,
     ReviewItem,
+    resolved_fields,
 )
 from memory_core.errors import InputError, NotFoundError
 
@@ -154,26 +157,15 @@ class InMemoryReviewQueue:
 
     def counts(self) -> QueueCounts:
         with self._lock:
-            items = list(self._items.values())
-        by_kind: dict[str, int] = {}
-        for item in items:
-            if item.status is ItemStatus.OPEN:
-                by_kind[item.kind] = by_kind.get(item.kind, 0) + 1
-        open_ = sum(by_kind.values())
-        return QueueCounts(open_, len(items) - open_, dict(sorted(by_kind.items())))
+            groups = Counter((i.status.value, i.kind) for i in self._items.values())
+        return QueueCounts.tally((status, kind, n) for (status, kind), n in groups.items())
 
     def resolve(self, item_id: str, action: ReviewAction, *, reviewer: str, at: datetime) -> bool:
         with self._lock:
             item = self.get(item_id)
             if item.status is not ItemStatus.OPEN:
                 return False
-            self._items[item_id] = replace(
-                item,
-                status=ItemStatus.RESOLVED,
-                resolution=action,
-                resolved_by=reviewer,
-                resolved_at=at,
-            )
+            self._items[item_id] = replace(item, **resolved_fields(action, reviewer, at))
             return True
 
     def reopen(self, item_id: str) -> bool:
@@ -181,9 +173,7 @@ class InMemoryReviewQueue:
             item = self.get(item_id)
             if item.status is not ItemStatus.RESOLVED:
                 return False
-            self._items[item_id] = replace(
-                item, status=ItemStatus.OPEN, resolution=None, resolved_by=None, resolved_at=None
-            )
+            self._items[item_id] = replace(item, **REOPENED_FIELDS)
             return True
 
     def record(

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from memory_core.conflicts.items import (
+    REOPENED_FIELDS,
     AuditEntry,
     ItemDraft,
     ItemFilter,
@@ -22,6 +24,7 @@ from memory_core.conflicts.items import (
     QueueCounts,
     ReviewAction,
     ReviewItem,
+    resolved_fields,
 )
 from memory_core.conflicts.models import AllowedPairRow, ConflictAuditRow, ConflictItemRow
 from memory_core.conflicts.queue import check_page
@@ -99,23 +102,14 @@ class SqlReviewQueue:
         )
         with self._db.session("count review items") as session:
             rows = session.execute(query).all()
-        by_kind = {kind: int(n) for status, kind, n in rows if status == _OPEN}
-        resolved = sum(int(n) for status, _, n in rows if status == _RESOLVED)
-        return QueueCounts(sum(by_kind.values()), resolved, dict(sorted(by_kind.items())))
+        return QueueCounts.tally((status, kind, n) for status, kind, n in rows)
 
     def resolve(self, item_id: str, action: ReviewAction, *, reviewer: str, at: datetime) -> bool:
-        values = {
-            "status": _RESOLVED,
-            "resolution": action.value,
-            "resolved_by": reviewer,
-            "resolved_at": at,
-            "updated_at": at,
-        }
+        values = {**resolved_fields(action, reviewer, at), "updated_at": at}
         return self._transition(item_id, _OPEN, values)
 
     def reopen(self, item_id: str) -> bool:
-        values = {"status": _OPEN, "resolution": None, "resolved_by": None, "resolved_at": None}
-        return self._transition(item_id, _RESOLVED, values)
+        return self._transition(item_id, _RESOLVED, REOPENED_FIELDS)
 
     def record(
         self,
@@ -209,10 +203,11 @@ class SqlReviewQueue:
         """The database belongs to whoever opened it."""
 
     def _transition(self, item_id: str, from_status: str, values: dict[str, Any]) -> bool:
+        columns = {k: v.value if isinstance(v, StrEnum) else v for k, v in values.items()}
         statement = (
             update(ConflictItemRow)
             .where(ConflictItemRow.id == item_id, ConflictItemRow.status == from_status)
-            .values(**values)
+            .values(**columns)
         )
         with self._db.session("update review item") as session:
             changed = session.execute(statement).rowcount  # type: ignore[attr-defined]
