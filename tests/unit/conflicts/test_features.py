@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.conflicts.features import clauses, extract, stem
+from memory_core.conflicts.features import clauses, extract, sentences, stem
 
 
 @pytest.mark.parametrize(
@@ -123,3 +123,21 @@ def test_actually_corrects_only_when_it_opens_a_clause() -> None:
 
 def test_corrected_keys_name_what_is_replaced() -> None:
     assert stem("emailing") in extract("Just text me instead of emailing.").corrected_keys
+
+
+def test_sentences_keep_a_claim_split_over_clauses_together() -> None:
+    text = "Return from Zurich instead. And my cap went up: it's 6,000 euros now! OK?"
+    pieces = sentences(text)
+    assert [p for _, p in pieces] == [
+        "Return from Zurich instead",
+        "And my cap went up: it's 6,000 euros now",
+        "OK",
+    ]
+    assert all(text[offset : offset + len(piece)] == piece for offset, piece in pieces)
+    assert len(clauses(text)) == 4  # the clause split cuts the claim at the colon
+
+
+def test_rejected_keys_name_what_follows_instead_of() -> None:
+    assert extract("Please text me instead of emailing.").rejected_keys == {"email"}
+    assert extract("I'd take the bus rather than the train.").rejected_keys == {"train"}
+    assert extract("Text me instead.").rejected_keys == frozenset()
