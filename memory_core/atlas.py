@@ -721,7 +721,7 @@ class ElasticMemoryAtlas:
             table.release(slot)
             raise
         table.contents[slot] = write.content
-        table.metadata[slot] = write.metadata
+        table.metadata[slot] = write.metadata or None  # no empty dict per memory
         table.provenance[slot] = write.provenance
         table.strength[slot] = base_strength(write.importance, cfg)
         table.importance[slot] = write.importance
