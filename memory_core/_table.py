@@ -7,6 +7,7 @@ lists beside them. Slots of removed memories are reused.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -133,7 +134,7 @@ class NodeTable:
             created_at=float(self.created[slot]),
             last_accessed_at=float(self.accessed[slot]),
             access_count=int(self.count[slot]),
-            expires_at=None if np.isinf(expires) else expires,
+            expires_at=None if math.isinf(expires) else expires,
             pinned=bool(self.pinned[slot]),
             provenance=self.provenance[slot],
             metadata=dict(self.metadata[slot] or {}),

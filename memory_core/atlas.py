@@ -340,26 +340,55 @@ class ElasticMemoryAtlas:
             self._s.counters["retrievals"] += 1
             if reinforce and len(ranked.slots):
                 self._reinforce(ranked.slots, now)
+            cap = self.config.weight_cap
+            columns = zip(
+                ranked.slots.tolist(),
+                ranked.final.tolist(),
+                ranked.dense.tolist(),
+                ranked.lexical.tolist(),
+                ranked.graph.tolist(),
+                ranked.relevance.tolist(),
+                ranked.weight.tolist(),
+                ranked.recency.tolist(),
+                ranked.confidence.tolist(),
+                ranked.session_factor.tolist(),
+                ranked.sources,
+                ranked.cross.tolist(),
+                strict=True,
+            )  # Python floats once per column, not a numpy scalar per field
             hits = [
                 RetrievalHit(
-                    node=self._snapshot(int(slot)),
-                    score=float(ranked.final[i]),
+                    node=self._snapshot(slot),
+                    score=final,
                     breakdown=ScoreBreakdown(
-                        dense=float(ranked.dense[i]),
-                        lexical=float(ranked.lexical[i]),
-                        graph=float(ranked.graph[i]),
-                        relevance=float(ranked.relevance[i]),
-                        weight=float(ranked.weight[i]),
-                        weight_norm=float(ranked.weight[i] / self.config.weight_cap),
-                        recency=float(ranked.recency[i]),
-                        confidence=float(ranked.confidence[i]),
-                        session_factor=float(ranked.session_factor[i]),
-                        final=float(ranked.final[i]),
-                        sources=ranked.sources[i],
+                        dense=dense,
+                        lexical=lexical,
+                        graph=graph,
+                        relevance=relevance,
+                        weight=weight,
+                        weight_norm=weight / cap,
+                        recency=recency,
+                        confidence=confidence,
+                        session_factor=factor,
+                        final=final,
+                        sources=sources,
                     ),
-                    cross_session=bool(ranked.cross[i]),
+                    cross_session=cross,
                 )
-                for i, slot in enumerate(ranked.slots)
+                for (
+                    slot,
+                    final,
+                    dense,
+                    lexical,
+                    graph,
+                    relevance,
+                    weight,
+                    recency,
+                    confidence,
+                    factor,
+                    sources,
+                    cross,
+                ) in columns
             ]
             self.maybe_decay()
             return hits
