@@ -53,8 +53,8 @@ def refresh_followed(atlas_id: str, name: str) -> bool:
     if db is None:
         return False
     seen, changed = poll(db, atlas_id, name, followed())
-    if changed and seen.head.snapshot_id is not None:
-        try:
+    if seen.head.snapshot_id is not None:
+        try:  # a cache hit unless it is new (or fell out of the cache)
             followed_snapshot(seen.head.snapshot_id)
         except NotFoundError:  # pruned by the recorder meanwhile: the next one is newer
             seen, changed = poll(db, atlas_id, name, None)

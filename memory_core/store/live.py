@@ -2,7 +2,8 @@
 a snapshot whenever enough has changed, so another process (the dashboard) can follow it.
 
 A snapshot is taken when ``snapshot_events`` events have accumulated or ``snapshot_every``
-seconds have passed, whichever comes first, and never when nothing changed. Only the
+seconds have passed, whichever comes first, and never when nothing changed; a slow
+snapshot spaces out the next ones (``MAX_BUSY_SHARE``). Only the
 newest ``keep_snapshots`` live snapshots are kept: a busy agent would otherwise write a
 full copy of its atlas every few seconds forever. A heartbeat every few seconds tells the
 dashboard the recorder is still running even while the agent is idle; ``close`` takes a
@@ -42,6 +43,9 @@ DEFAULT_SNAPSHOT_EVENTS = 50
 DEFAULT_KEEP_SNAPSHOTS = 5
 MIN_SNAPSHOT_GAP = 0.5
 """Seconds between two snapshots at the least, however fast events arrive."""
+MAX_BUSY_SHARE = 0.1
+"""At most this share of wall time goes into snapshots: a snapshot that took 0.4 s
+(a big atlas, a busy machine) waits 4 s before the next, so the agent keeps its speed."""
 HEARTBEAT_EVERY = 5.0
 
 
@@ -136,6 +140,7 @@ class LiveRecorder:
     def _run(self) -> None:
         seen_events, last_version = 0, None
         last_snapshot = last_beat = 0.0
+        gap_needed = MIN_SNAPSHOT_GAP
         while True:
             with self._cond:
                 self._cond.wait_for(
@@ -145,13 +150,15 @@ class LiveRecorder:
                     return
                 seen_events = self._events
                 self._wake_at = seen_events + self._burst
-            gap = MIN_SNAPSHOT_GAP - (time.monotonic() - last_snapshot)
+            gap = gap_needed - (time.monotonic() - last_snapshot)
             if gap > 0 and self._sleep(gap):
                 return
             version = (seen_events, self._version())
             if version != last_version:
+                started = time.monotonic()
                 self.snapshot()
                 last_version, last_snapshot = version, time.monotonic()
+                gap_needed = max(MIN_SNAPSHOT_GAP, (last_snapshot - started) / MAX_BUSY_SHARE)
             if time.monotonic() - last_beat >= HEARTBEAT_EVERY:
                 last_beat = time.monotonic()
                 self._heartbeat()

@@ -126,7 +126,7 @@ def wait_metric(page: Page, label: str, value: int, timeout: float) -> float:
         page.wait_for_timeout(200)
 
 
-def test_the_dashboard_follows_a_recording_agent_live(
+def test_the_dashboard_follows_a_recording_agent_live_screenshots(
     agent: Agent, follow_server: str, page: Page
 ) -> None:
     agent.write("The user prefers window seats on trains")
