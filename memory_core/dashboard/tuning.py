@@ -173,11 +173,11 @@ def explanation_row(arm: str, conversation_id: str, e: Explanation) -> dict[str,
         "arm": arm,
         "conversation": conversation_id,
         "fact_id": e.fact_id,
+        "expect": e.expect,
         "verdict": e.verdict,
-        "explanation": e.summary,
+        "explanation": e.summary if e.expect == "recalled" else f"should be gone but {e.summary}",
         "rank": e.rank,
         "outranked by": ", ".join(h.id for h in e.outranked_by),
-        "expect": e.expect,
         "fact": e.fact,
     }
 

@@ -219,11 +219,13 @@ def scroll_to_chart(page: Page, title: str) -> None:
 
 def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page: Page) -> None:
     open_page(page, server, "ab_tuning")
-    page.get_by_role("button", name="Run A/B").click()
+    page.get_by_role("button", name="Run A/B").click(timeout=60_000)
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=120_000)
     trajectories = page.get_by_text(re.compile("key-fact weight over simulated time")).first
     expect(trajectories).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Why facts were missed")).to_be_visible()
+    scroll_to_chart(page, "B − A with confidence interval")
+    shoot(page, "ab_tuning")  # after the tour's shot of the empty page: with results
     scroll_to_chart(page, "key-fact weight over simulated time")
     shoot(page, "ab_tuning_trajectories")
     page.get_by_text("Why facts were missed").evaluate("e => e.scrollIntoView({block: 'start'})")
@@ -256,7 +258,7 @@ def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page
     expect(picker).to_have_value(re.compile("^e2e seed vs tuned · ab-tuning"))
     page.locator("[data-testid=stButton] button", has_text="Open").click()
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=30_000)
-    expect(
-        page.get_by_text(re.compile("key-fact weight over simulated time")).first
-    ).to_be_visible()
+    expect(page.get_by_text(re.compile("key-fact weight over simulated time")).first).to_be_visible(
+        timeout=30_000
+    )
     assert page.locator("[data-testid=stException]").count() == 0

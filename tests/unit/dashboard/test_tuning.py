@@ -81,6 +81,9 @@ def test_every_fact_not_as_expected_is_explained(run: ABRun) -> None:
             assert row["verdict"] in VERDICTS and row["explanation"]
             if row["verdict"] == "outranked":
                 assert row["rank"] > run.top_k and row["outranked by"]
+            if row["expect"] == "forgotten":
+                assert row["verdict"] == "recalled"
+                assert row["explanation"].startswith("should be gone but recalled at rank")
             if row["verdict"] == "evicted":
                 assert "evicted" in row["explanation"] or "never stored" in row["explanation"]
     assert missed_rows(run, "A"), "seed-linear at 25% capacity forgets some trip facts"
