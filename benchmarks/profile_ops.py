@@ -1,0 +1,125 @@
+"""``python -m benchmarks.profile_ops 100000 [--ops add retrieve decay] [--profile]``.
+
+One size of the benchmark's own scenario (same data, same build), without the seed
+reference or the memory probes: the engine's CPU time per add, retrieve and decay +
+eviction pass (this thread's time, so other processes on a shared box inflate it less
+than wall time), and with ``--profile`` the functions that cost the most (cProfile).
+For a quick before/after of an engine change; ``make bench`` is the full report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from benchmarks.datasets import random_dataset
+from benchmarks.measure import rss_bytes
+from benchmarks.operations import (
+    EVICT_JUMP_HOURS,
+    EVICT_STEP_HOURS,
+    MAIN,
+    START,
+    Plan,
+    build_engine,
+)
+from benchmarks.worker import N_QUERIES
+from memory_core import ElasticMemoryAtlas, ManualClock
+
+OPS = ("add", "retrieve", "decay")
+
+
+def _cpu_ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.thread_time_ns()
+    out = fn()
+    return (time.thread_time_ns() - started) / 1e6, out
+
+
+def _line(name: str, values: list[float]) -> str:
+    p50, p90, p99 = np.percentile(values, [50, 90, 99])
+    return f"{name:12s} n={len(values):4d}  CPU p50 {p50:7.3f}  p90 {p90:7.3f}  p99 {p99:7.3f} ms"
+
+
+def _profiled(fn: Callable[[int], Any], n: int, top: int = 20) -> str:
+    profile = cProfile.Profile()
+    profile.enable()
+    for i in range(n):
+        fn(i)
+    profile.disable()
+    out = io.StringIO()
+    pstats.Stats(profile, stream=out).sort_stats("tottime").print_stats(top)
+    return out.getvalue()
+
+
+class _Runner:
+    def __init__(self, size: int) -> None:
+        plan = Plan.for_size(size)
+        self.data = random_dataset(size + plan.extra, N_QUERIES)
+        self.clock = ManualClock(START)
+        before, started = rss_bytes(), time.process_time()
+        self.atlas: ElasticMemoryAtlas = build_engine(self.data, plan, self.clock)
+        self.build = (
+            f"built {size:,} memories: {time.process_time() - started:.1f} s CPU,"
+            f" {(rss_bytes() - before) / size:,.0f} B resident per memory"
+        )
+        self._pool = iter(range(size, len(self.data.texts)))
+
+    def add(self, _: int = 0) -> float:
+        """One add with auto-link, deleted again untimed (as in the benchmark)."""
+        i, before = next(self._pool), len(self.atlas)
+        data = self.data
+        ms, node = _cpu_ms(
+            lambda: self.atlas.add(data.texts[i], session_id=MAIN, embedding=data.vectors[i])
+        )
+        if len(self.atlas) > before:
+            self.atlas.delete(node.id)
+        self.clock.advance(1.0)
+        return ms
+
+    def retrieve(self, q: int) -> float:
+        j, data = q % len(self.data.query_texts), self.data
+        ms, _ = _cpu_ms(
+            lambda: self.atlas.retrieve(
+                data.query_texts[j],
+                top_k=10,
+                session_id=MAIN,
+                query_embedding=data.query_vectors[j],
+            )
+        )
+        return ms
+
+    def decay(self, _: int = 0) -> float:
+        self.clock.advance(EVICT_STEP_HOURS * 3600.0)
+        ms, _ = _cpu_ms(self.atlas.decay)
+        return ms
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_ops", description=__doc__)
+    parser.add_argument("size", type=int)
+    parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS))
+    parser.add_argument("--profile", action="store_true", help="also print cProfile's top 20")
+    parser.add_argument("--repeats", type=int, default=400, help="timed calls per op (decay: /10)")
+    args = parser.parse_args(argv)
+    runner = _Runner(args.size)
+    print(runner.build, flush=True)
+    for op in args.ops:
+        n = max(args.repeats // 10, 5) if op == "decay" else args.repeats
+        if op == "decay":
+            runner.clock.advance(EVICT_JUMP_HOURS * 3600.0)
+            runner.atlas.decay()
+        fn: Callable[[int], float] = getattr(runner, op)
+        print(_line(op, [fn(i) for i in range(n)]), flush=True)
+        if args.profile:
+            print(_profiled(fn, max(n // 2, 5)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
