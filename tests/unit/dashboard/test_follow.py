@@ -160,7 +160,7 @@ def metric(at: AppTest, label: str) -> str:
 def test_pages_follow_the_agent_and_keep_the_filters(
     app: AppTest, recorder: LiveRecorder, reader: Database
 ) -> None:
-    recorder.atlas.add("The user prefers window seats", session_id="trip")
+    seats = recorder.atlas.add("The user prefers window seats", session_id="trip")
     recorder.atlas.add("Budget is 5000 euros", session_id="trip")
     wait_for(lambda: newest_has(reader, recorder.atlas_id, 2))
     app.session_state[Keys.SOURCE] = AtlasSource.FOLLOW.value
@@ -171,12 +171,17 @@ def test_pages_follow_the_agent_and_keep_the_filters(
     assert not app.exception, [e.value for e in app.exception]
     assert metric(app, "Memories") == "2"
     assert any("followed agent agent" in str(c.value) for c in app.caption)
+    inspect = app.selectbox(key=Keys.SELECTED)
+    assert inspect.value != seats.id  # not the default: heaviest (newest) first
+    inspect.select(seats.id).run()
 
     recorder.atlas.add("Finance must be in cc on every booking", session_id="trip")
     wait_for(lambda: newest_has(reader, recorder.atlas_id, 3))
     app.run()  # what the sidebar's timer does between two looks
     assert metric(app, "Memories") == "3"
     assert app.session_state[Keys.KINDS] == ["session"]
+    assert app.selectbox(key=Keys.SELECTED).value == seats.id  # the inspected memory kept
+    assert "The user prefers window seats" in [str(t.value) for t in app.text]
     assert live_system().atlas.stats()["nodes"] == 0  # the dashboard's own atlas untouched
 
 
