@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def embedding_costs(
 
     cold = Samples(op="single text, no cache", impl=model.name, size=1)
     for text in texts[batch : batch + singles]:
-        cold.time(lambda text=text: model.embed([text]))
+        cold.time(partial(model.embed, [text]))
 
     fresh = texts[batch + singles : batch + 2 * singles]
     with tempfile.TemporaryDirectory() as tmp:
@@ -42,12 +43,12 @@ def embedding_costs(
         miss = Samples(op="single text, cache miss", impl=model.name, size=1)
         hit = Samples(op="single text, cache hit (memory)", impl=model.name, size=1)
         for text in fresh:
-            miss.time(lambda text=text: cached.embed([text]))
-            hit.time(lambda text=text: cached.embed([text]))
+            miss.time(partial(cached.embed, [text]))
+            hit.time(partial(cached.embed, [text]))
         reopened = CachedEmbedder(model, EmbeddingCache(path))
         disk = Samples(op="single text, cache hit (SQLite)", impl=model.name, size=1)
         for text in fresh:
-            disk.time(lambda text=text: reopened.embed([text]))
+            disk.time(partial(reopened.embed, [text]))
         started = time.perf_counter()
         reopened.embed(fresh * (batch // len(fresh)))
         cached_batch_s = time.perf_counter() - started

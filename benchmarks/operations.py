@@ -13,6 +13,7 @@ from __future__ import annotations
 import tempfile
 import time
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -232,7 +233,7 @@ def _scenario(
     add = out[OPS[0]]
     for _ in range(plan.adds):
         i, before = next(pool), len(ops)
-        node_id = add.time(lambda i=i: ops.add(data.texts[i], data.vectors[i]))
+        node_id = add.time(partial(ops.add, data.texts[i], data.vectors[i]))
         ops.undo_add(node_id, len(ops) > before)
         clock.advance(1.0)
 
@@ -242,25 +243,25 @@ def _scenario(
     before = len(ops)
     for _ in range(plan.capacity_adds):
         i = next(pool)
-        capacity.time(lambda i=i: ops.add(data.texts[i], data.vectors[i]))
+        capacity.time(partial(ops.add, data.texts[i], data.vectors[i]))
         clock.advance(1.0)
     capacity.note = f"size {before} -> {len(ops)}"
 
     purge = out[OPS[2]]
     for session, _ in _sessions(plan)[1:]:
-        purge.time(lambda session=session: ops.end_session(session))
+        purge.time(partial(ops.end_session, session))
 
     retrieve = out[OPS[3]]
     for q in range(plan.retrievals):
         j = q % len(data.query_texts)
-        retrieve.time(lambda j=j: ops.retrieve(data.query_texts[j], data.query_vectors[j]))
+        retrieve.time(partial(ops.retrieve, data.query_texts[j], data.query_vectors[j]))
     retrieve.note = f"{len(ops)} memories"
 
     snapshot = out[OPS[4]]
     with tempfile.TemporaryDirectory() as tmp:
         for n in range(plan.snapshots):
             path = Path(tmp) / f"snap-{n}"
-            written = snapshot.time(lambda path=path: ops.snapshot(path))
+            written = snapshot.time(partial(ops.snapshot, path))
             snapshot.note = f"{written.stat().st_size / 2**20:.1f} MiB file"
 
     decay = out[OPS[5]]

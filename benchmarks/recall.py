@@ -10,6 +10,7 @@ costs on these (unclustered, worst-case) vectors.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,7 @@ def recall_at_k(
             latency = Samples(op=f"index search ({name}, ef {ef})", impl="engine", size=len(ids))
             hits = 0
             for i, query in enumerate(qs):
-                _, found = latency.time(lambda query=query: index.search(query, CANDIDATES))
+                _, found = latency.time(partial(index.search, query, CANDIDATES))
                 hits += len(np.intersect1d(found[:K], exact[name][i]))
             row[f"recall_{name}"] = hits / (K * len(qs))
             row[f"search_{name}"] = latency.summary()

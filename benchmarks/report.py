@@ -27,7 +27,8 @@ class Target:
 def _op(size_result: dict[str, Any], op: str, impl: str) -> dict[str, Any] | None:
     for row in size_result["ops"]:
         if row["op"] == op and row["impl"] == impl:
-            return row
+            found: dict[str, Any] = row
+            return found
     return None
 
 

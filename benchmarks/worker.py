@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def measure_size(
     out["ops"] = samples
     if trace:
         for impl in IMPLS if size <= TRACE_MAX else ("reference",):
-            _, traced = traced_bytes(lambda impl=impl: build(data, plan, impl))
+            _, traced = traced_bytes(partial(build, data, plan, impl))
             out["memory"][impl]["traced_per_memory"] = traced / size
             gc.collect()
     return out
