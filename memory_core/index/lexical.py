@@ -141,20 +141,25 @@ class _Postings:
 
 
 class LexicalIndex:
-    """BM25 (k1=1.2, b=0.75) over documents identified by int slot."""
+    """BM25 (k1=1.2, b=0.75) over documents identified by int slot.
 
-    __slots__ = ("_doc_len", "_doc_terms", "_postings", "_total_len", "b", "k1")
+    A document's text is kept by reference (the caller holds the same string) and
+    tokenised again when it is removed, rather than keeping a tuple of its terms.
+    """
+
+    __slots__ = ("_doc_len", "_docs", "_n_docs", "_postings", "_total_len", "b", "k1")
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
         self._postings: dict[str, _Postings] = {}
-        self._doc_terms: dict[int, tuple[str, ...]] = {}
+        self._docs: list[str | None] = []  # by slot
+        self._n_docs = 0
         self._doc_len = np.zeros(64, dtype=np.float32)
         self._total_len = 0
 
     def __len__(self) -> int:
-        return len(self._doc_terms)
+        return self._n_docs
 
     def add(self, slot: int, text: str) -> None:
         tokens = tokenize(text)
@@ -169,8 +174,12 @@ class LexicalIndex:
             postings.append(slot, tf)
         if slot >= len(self._doc_len):
             self._doc_len = np.resize(self._doc_len, max(slot + 1, 2 * len(self._doc_len)))
+        if slot >= len(self._docs):
+            self._docs.extend([None] * (max(slot + 1, 2 * len(self._docs)) - len(self._docs)))
         self._doc_len[slot] = len(tokens)
-        self._doc_terms[slot] = tuple(counts)
+        if self._docs[slot] is None:
+            self._n_docs += 1
+        self._docs[slot] = text
         self._total_len += len(tokens)
 
     def remove(self, slot: int) -> None:
@@ -181,12 +190,14 @@ class LexicalIndex:
         doomed = np.zeros(len(self._doc_len), dtype=bool)
         terms: set[str] = set()
         for slot in slots:
-            doc_terms = self._doc_terms.pop(slot, None)
-            if doc_terms is None:
+            text = self._docs[slot] if 0 <= slot < len(self._docs) else None
+            if text is None:
                 continue
+            self._docs[slot] = None
+            self._n_docs -= 1
             self._total_len -= int(self._doc_len[slot])
             doomed[slot] = True
-            terms.update(doc_terms)
+            terms.update(tokenize(text))
         for term in terms:
             postings = self._postings[term]
             postings.remove(doomed)
@@ -195,7 +206,7 @@ class LexicalIndex:
 
     def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, slots) by BM25, best first."""
-        n_docs = len(self._doc_terms)
+        n_docs = self._n_docs
         if n_docs == 0 or k <= 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         avgdl = max(self._total_len / n_docs, 1.0)
