@@ -12,6 +12,7 @@ import streamlit as st
 
 from memory_core.config import PRESETS, AtlasConfig, field_specs
 from memory_core.dashboard import run_library
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.live import embedder_from_env
 from memory_core.dashboard.shared import current_atlas, live_system
@@ -48,6 +49,8 @@ from memory_core.harness.forecast import forecast
 from memory_core.harness.sweep import SEARCH_SPACE
 from memory_core.store.engine import Database, open_database, resolve_url
 from memory_core.store.repositories import RunRepository
+
+require_app_shell()
 
 JOB_KEY, RUN_KEY = "ab_tuning_job", "ab_run"
 SWEEP_JOB_KEY, SWEEP_KEY = "sweep_job", "sweep_outcome"

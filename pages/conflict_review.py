@@ -5,6 +5,7 @@ import streamlit as st
 from memory_core.access import Action, denial
 from memory_core.conflicts.items import ReviewAction
 from memory_core.conflicts.judge import KINDS
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.conflict_view import (
     ACTION_LABELS,
     BULK_ACTIONS,
@@ -29,6 +30,8 @@ from memory_core.dashboard.graph_view import build_graph
 from memory_core.dashboard.identity import current_identity
 from memory_core.dashboard.shared import live_system
 from memory_core.errors import AtlasError
+
+require_app_shell()
 
 system = live_system()
 atlas = system.atlas

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from memory_core.access import Action
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.demo import DEFAULT_CONVERSATION, MAX_SPEED, PlayerState, sample_files
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import (
@@ -13,6 +14,8 @@ from memory_core.dashboard.panels import (
     legend,
 )
 from memory_core.dashboard.shared import dashboard_state, live_system
+
+require_app_shell()
 
 system = live_system()
 player = system.player

@@ -7,6 +7,7 @@ import streamlit as st
 
 from memory_core.access import Action
 from memory_core.clock import to_datetime
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.eviction_view import (
     DB_SORT_KEYS,
     SORT_KEYS,
@@ -23,6 +24,8 @@ from memory_core.dashboard.shared import current_atlas, dashboard_state, followe
 from memory_core.errors import AtlasError
 from memory_core.events import MemoryEvicted
 from memory_core.model import EvictionReason
+
+require_app_shell()
 
 system = live_system()
 state = dashboard_state()

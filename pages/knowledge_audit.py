@@ -3,6 +3,7 @@
 import streamlit as st
 
 from memory_core.access import Action, denial
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.identity import current_identity
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
@@ -33,6 +34,8 @@ from memory_core.dashboard.shared import live_system
 from memory_core.errors import AtlasError
 from memory_core.knowledge import ItemStatus, ReviewAction
 from memory_core.knowledge.importer import csv_columns
+
+require_app_shell()
 
 REVIEWER_NAME = "knowledge_reviewer_name"  # outlives the widget when another page is open
 

@@ -3,12 +3,15 @@
 import streamlit as st
 
 from memory_core.access import Action
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
 from memory_core.dashboard.shared import atlas_version, current_atlas, dashboard_state, live_system
 from memory_core.dashboard.state import AtlasSource
+
+require_app_shell()
 
 system = live_system()
 state = dashboard_state()

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from memory_core.access import Action
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.inspector import hits_table
 from memory_core.dashboard.panels import graph_panel, legend
@@ -10,6 +11,8 @@ from memory_core.dashboard.playground import converse
 from memory_core.dashboard.shared import dashboard_state, live_system
 from memory_core.dashboard.state import Keys
 from memory_core.errors import AtlasError
+
+require_app_shell()
 
 system = live_system()
 state = dashboard_state()

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
 from memory_core.dashboard.weights import (
     SPLIT_OPTIONS,
@@ -12,6 +13,8 @@ from memory_core.dashboard.weights import (
     weight_frame,
 )
 from memory_core.events import DecayApplied
+
+require_app_shell()
 
 system = live_system()
 atlas, atlas_label = current_atlas()

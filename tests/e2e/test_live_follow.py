@@ -132,11 +132,12 @@ def test_the_dashboard_follows_a_recording_agent_live_screenshots(
     agent.write("The user prefers window seats on trains")
     agent.write("The travel budget is 5000 euros")
 
-    open_page(page, follow_server, "demo_player")  # a fresh server learns its pages here
+    # The first visit to a fresh server is a deep link: it must still get app.py's shell
+    # (grouped navigation, atlas source picker), not Streamlit's bare pages/ folder mode.
+    open_page(page, follow_server, "live_graph")
     sidebar = page.get_by_test_id("stSidebar")
+    expect(sidebar.get_by_test_id("stSidebarNav").get_by_text("Demo player")).to_be_visible()
     sidebar.get_by_text("Live: follow a recording agent").click()
-    sidebar.get_by_test_id("stSidebarNav").get_by_text("Live graph").click()
-    expect(page.locator("h1").first).to_contain_text("Live graph", timeout=30_000)
     wait_ready(page)
     picker = sidebar.get_by_role("combobox", name="Recording agent")
     expect(picker).to_have_value(re.compile(rf"● live · {AGENT_NAME} · \w{{8}} · \d+ events"))
