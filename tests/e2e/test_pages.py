@@ -144,7 +144,33 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
                 expect(
                     page.get_by_text(re.compile(r"^[1-9]\d* matching evictions"))
                 ).to_be_visible()
+        if slug == "conflict_review":
+            queue_a_conflict(page)
+            open_page(page, server, slug)  # fresh render: the write form folded away
+            page.get_by_text("Old", exact=True).first.evaluate(
+                "e => e.scrollIntoView({block: 'center'})"
+            )
         shoot(page, slug)
+
+
+def queue_a_conflict(page: Page) -> None:
+    """Two equally unsure statements of one budget: too close to call, so queued for review."""
+    page.get_by_text("Write a memory through the conflict guard").click()
+    form = page.get_by_test_id("stForm")
+    for text in ("The travel budget cap is 5,000 euros", "The travel budget cap is 6,000 euros"):
+        form.get_by_label("Memory").fill(text)
+        confidence = form.get_by_role("slider")
+        confidence.focus()
+        confidence.press("End")
+        for _ in range(10):  # 1.00 -> 0.50 in steps of 0.05
+            confidence.press("ArrowLeft")
+        form.get_by_role("button", name="Write").click()
+        expect(page.get_by_text(re.compile("^stored .* with confidence 0.50$"))).to_be_visible(
+            timeout=60_000
+        )
+        wait_ready(page)
+    expect(page.get_by_text(re.compile(r"^review: .*5,000 euros"))).to_be_visible()
+    assert metric(page, "Open") >= 1
 
 
 def send(page: Page, text: str) -> None:
