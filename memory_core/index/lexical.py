@@ -115,19 +115,24 @@ def tokenize(text: str) -> list[str]:
 
 
 class _Postings:
-    __slots__ = ("n", "slots", "tf")
+    """One term's (slot, term frequency, document length) triples."""
+
+    __slots__ = ("dl", "n", "slots", "tf")
 
     def __init__(self) -> None:
         self.slots = np.empty(4, dtype=np.int64)
         self.tf = np.empty(4, dtype=np.float32)
+        self.dl = np.empty(4, dtype=np.float32)
         self.n = 0
 
-    def append(self, slot: int, tf: float) -> None:
+    def append(self, slot: int, tf: float, dl: float) -> None:
         if self.n == len(self.slots):
             self.slots = np.resize(self.slots, 2 * self.n)
             self.tf = np.resize(self.tf, 2 * self.n)
+            self.dl = np.resize(self.dl, 2 * self.n)
         self.slots[self.n] = slot
         self.tf[self.n] = tf
+        self.dl[self.n] = dl
         self.n += 1
 
     def remove(self, doomed: np.ndarray) -> None:
@@ -137,6 +142,7 @@ class _Postings:
         if kept < self.n:
             self.slots[:kept] = self.slots[: self.n][keep]
             self.tf[:kept] = self.tf[: self.n][keep]
+            self.dl[:kept] = self.dl[: self.n][keep]
             self.n = kept
 
 
@@ -144,22 +150,23 @@ class LexicalIndex:
     """BM25 (k1=1.2, b=0.75) over documents identified by int slot.
 
     A document's text is kept by reference (the caller holds the same string) and
-    tokenised again when it is removed, rather than keeping a tuple of its terms.
+    tokenised again when it is removed, rather than keeping a tuple of its terms; its
+    length sits in its postings, not in an array indexed by slot (the atlas's slots are
+    shared by all sessions, so such an array would cost every session every slot).
     """
 
-    __slots__ = ("_doc_len", "_docs", "_n_docs", "_postings", "_total_len", "b", "k1")
+    __slots__ = ("_docs", "_max_slot", "_postings", "_total_len", "b", "k1")
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
         self._postings: dict[str, _Postings] = {}
-        self._docs: list[str | None] = []  # by slot
-        self._n_docs = 0
-        self._doc_len = np.zeros(64, dtype=np.float32)
+        self._docs: dict[int, str] = {}  # slot -> text (a session holds few of the slots)
+        self._max_slot = -1
         self._total_len = 0
 
     def __len__(self) -> int:
-        return self._n_docs
+        return len(self._docs)
 
     def add(self, slot: int, text: str) -> None:
         tokens = tokenize(text)
@@ -171,14 +178,8 @@ class LexicalIndex:
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
-            postings.append(slot, tf)
-        if slot >= len(self._doc_len):
-            self._doc_len = np.resize(self._doc_len, max(slot + 1, 2 * len(self._doc_len)))
-        if slot >= len(self._docs):
-            self._docs.extend([None] * (max(slot + 1, 2 * len(self._docs)) - len(self._docs)))
-        self._doc_len[slot] = len(tokens)
-        if self._docs[slot] is None:
-            self._n_docs += 1
+            postings.append(slot, tf, len(tokens))
+        self._max_slot = max(self._max_slot, slot)
         self._docs[slot] = text
         self._total_len += len(tokens)
 
@@ -187,17 +188,16 @@ class LexicalIndex:
 
     def remove_many(self, slots: Iterable[int]) -> None:
         """Forget documents; each affected term's postings are filtered once."""
-        doomed = np.zeros(len(self._doc_len), dtype=bool)
+        doomed = np.zeros(self._max_slot + 1, dtype=bool)
         terms: set[str] = set()
         for slot in slots:
-            text = self._docs[slot] if 0 <= slot < len(self._docs) else None
+            text = self._docs.pop(slot, None)
             if text is None:
                 continue
-            self._docs[slot] = None
-            self._n_docs -= 1
-            self._total_len -= int(self._doc_len[slot])
+            tokens = tokenize(text)
+            self._total_len -= len(tokens)
             doomed[slot] = True
-            terms.update(tokenize(text))
+            terms.update(tokens)
         for term in terms:
             postings = self._postings[term]
             postings.remove(doomed)
@@ -206,7 +206,7 @@ class LexicalIndex:
 
     def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (scores, slots) by BM25, best first."""
-        n_docs = self._n_docs
+        n_docs = len(self._docs)
         if n_docs == 0 or k <= 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         avgdl = max(self._total_len / n_docs, 1.0)
@@ -218,7 +218,7 @@ class LexicalIndex:
             slots = postings.slots[: postings.n]
             tf = postings.tf[: postings.n]
             idf = math.log(1.0 + (n_docs - postings.n + 0.5) / (postings.n + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * self._doc_len[slots] / avgdl)
+            norm = self.k1 * (1.0 - self.b + self.b * postings.dl[: postings.n] / avgdl)
             slot_parts.append(slots)
             score_parts.append(idf * tf * (self.k1 + 1.0) / (tf + norm))
         if not slot_parts:
@@ -235,9 +235,10 @@ class LexicalIndex:
     def _accumulate(self, slots: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(matched slots ascending, summed scores): a dense tally over all slots when the
         postings are long (no sort), a sort of the postings themselves when they are short."""
-        if len(slots) * 4 < len(self._doc_len):
+        bound = self._max_slot + 1
+        if len(slots) * 4 < bound:
             uniq, inverse = np.unique(slots, return_inverse=True)
             return uniq, np.bincount(inverse, weights=scores).astype(np.float32)
-        tally = np.bincount(slots, weights=scores, minlength=len(self._doc_len))
+        tally = np.bincount(slots, weights=scores, minlength=bound)
         uniq = np.flatnonzero(tally > 0)  # every match scores > 0; a bool mask scans ~6x faster
         return uniq, tally[uniq].astype(np.float32)

@@ -8,7 +8,9 @@ same however many tombstones there are; a rebuild purges them once they exceed
 ``rebuild_fraction`` of the index. FAISS sees private labels (its own row numbers),
 never the caller's ids: an id removed and later added again (the atlas reuses slots)
 gets a fresh label, so its tombstoned old vector can neither hide nor impersonate the
-new one. Ids are small non-negative ints (the atlas's slots), mapped by plain arrays.
+new one. Ids are non-negative ints (the atlas's slots); id -> label is a dict because a
+session holds few of the atlas's slots (an array indexed by slot would cost every
+session 8 bytes per slot of the whole atlas).
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class VectorIndex:
         self._ef_search = ef_search
         self._ef_construction = ef_construction
         self._rebuild_fraction = rebuild_fraction
-        self._label_of = np.full(64, -1, dtype=np.int64)  # id -> label, -1 when absent
+        self._label_of: dict[int, int] = {}  # live id -> label
         self._external = np.zeros(64, dtype=np.int64)  # label -> id
         self._live = np.zeros(64, dtype=bool)  # label -> not tombstoned
         self._n_live = 0
@@ -118,8 +120,7 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(ids) and ids.min() < 0:
             raise IndexError_(f"vector index ids must be >= 0, got {int(ids.min())}")
-        known = ids[ids < len(self._label_of)]
-        clash = known[self._label_of[known] >= 0].tolist()
+        clash = [i for i in ids.tolist() if i in self._label_of]
         if clash or len(np.unique(ids)) != len(ids):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
         start = int(self._index.ntotal)
@@ -133,12 +134,10 @@ class VectorIndex:
 
     def remove(self, ids: np.ndarray) -> None:
         ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        ids = ids[(ids >= 0) & (ids < len(self._label_of))]
-        labels = np.unique(self._label_of[ids])
-        labels = labels[labels >= 0]
-        if not len(labels):
+        found = [self._label_of.pop(i) for i in set(ids.tolist()) if i in self._label_of]
+        if not found:
             return
-        self._label_of[self._external[labels]] = -1
+        labels = np.array(found, dtype=np.int64)
         self._live[labels] = False
         self._n_live -= len(labels)
         self._bitmap = None
@@ -160,11 +159,11 @@ class VectorIndex:
         keys = np.asarray(ids, dtype=np.int64).reshape(-1)
         if not len(keys):
             return np.empty((0, self._dim), dtype=np.float32)
-        inside = (keys >= 0) & (keys < len(self._label_of))
-        labels = np.where(inside, self._label_of[np.where(inside, keys, 0)], -1)
-        if (labels < 0).any():
-            missing = int(keys[np.flatnonzero(labels < 0)[0]])
-            raise IndexError_(f"vector for id {missing} is not in the index")
+        label_of = self._label_of
+        missing = [i for i in keys.tolist() if i not in label_of]
+        if missing:
+            raise IndexError_(f"vector for id {missing[0]} is not in the index")
+        labels = np.array([label_of[i] for i in keys.tolist()], dtype=np.int64)
         vectors: np.ndarray = self._stored()[labels]
         return vectors
 
@@ -211,10 +210,9 @@ class VectorIndex:
         end = int(labels[-1]) + 1 if len(labels) else 0
         self._external = _grown(self._external, end, 0)
         self._live = _grown(self._live, end, False)
-        self._label_of = _grown(self._label_of, int(ids.max()) + 1 if len(ids) else 0, -1)
         self._external[labels] = ids
         self._live[labels] = True
-        self._label_of[ids] = labels
+        self._label_of.update(zip(ids.tolist(), labels.tolist(), strict=True))
         self._n_live += len(ids)
         self._bitmap = None
 
@@ -232,7 +230,7 @@ class VectorIndex:
         if len(live):
             index.add(vectors)
         self._index, self._hnsw = index, hnsw
-        self._label_of[:] = -1
+        self._label_of = {}
         self._live[:] = False
         self._n_live = 0
         self._remember(live, np.arange(len(live), dtype=np.int64))
