@@ -88,14 +88,21 @@ def _ms(value: float) -> str:
     return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
 
 
+def _load_note(machine: dict[str, Any]) -> str:
+    """Whether other work competed for the cores, judged by the 1-minute load averages."""
+    loads = [machine["load_avg"][0], *machine.get("load_avg_end", [0.0])[:1]]
+    if max(loads) > machine["cores"]:
+        return "other jobs shared the cores: wall times include waiting for a core"
+    return "no more runnable work than cores: wall time is the code's own cost"
+
+
 def _machine(results: dict[str, Any]) -> list[str]:
     m = results["machine"]
     return [
         f"- CPU: {m['cpu']}, {m['cores']} cores; RAM {m['ram_gb']} GB; {m['platform']}",
         f"- Python {m['python']}, numpy {m['numpy']}, faiss {m['faiss']}, networkx {m['networkx']}",
         f"- Load average at start {m['load_avg']}, at end {m.get('load_avg_end', '?')}"
-        " (other jobs shared the 2 cores: wall times include waiting for a core;"
-        " the CPU columns are this thread's own CPU time)",
+        f" ({_load_note(m)}; the CPU columns are this thread's own CPU time)",
         f"- Whole run: {results.get('seconds', 0) / 60:.1f} min",
     ]
 
