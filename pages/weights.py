@@ -3,7 +3,8 @@
 import streamlit as st
 
 from memory_core.dashboard.app_shell import require_app_shell
-from memory_core.dashboard.shared import current_atlas, dashboard_state, live_system
+from memory_core.dashboard.follow import recorded_decays
+from memory_core.dashboard.shared import current_atlas, dashboard_state, followed, live_system
 from memory_core.dashboard.weights import (
     SPLIT_OPTIONS,
     evolution_figure,
@@ -49,14 +50,23 @@ with right:
     )
 
 st.subheader("Distribution over the run")
+agent, db = followed(), system.recording.db
 if atlas is system.atlas:
-    decays = [e for e in system.buffer.events(types=("decay",)) if isinstance(e, DecayApplied)]
-    if decays:
-        st.plotly_chart(
-            evolution_figure(evolution_frame(decays), threshold=threshold), key="weights_evolution"
-        )
-        st.caption(f"{len(decays)} decay passes of the whole atlas (not filtered).")
-    else:
-        st.caption("No decay pass yet.")
+    decays: list[DecayApplied] | None = [
+        e for e in system.buffer.events(types=("decay",)) if isinstance(e, DecayApplied)
+    ]
+    scope = "decay passes of the whole atlas (not filtered)"
+elif agent is not None and db is not None:
+    decays = recorded_decays(db.events, agent.atlas_id)
+    scope = f"newest recorded decay passes of the {agent.label} (min, mean, max)"
 else:
+    decays = None
+if decays is None:
     st.caption("A loaded snapshot has no history; switch to the live atlas to see the evolution.")
+elif decays:
+    st.plotly_chart(
+        evolution_figure(evolution_frame(decays), threshold=threshold), key="weights_evolution"
+    )
+    st.caption(f"{len(decays)} {scope}.")
+else:
+    st.caption("No decay pass yet.")

@@ -13,15 +13,20 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memory_core.errors import InputError
+from memory_core.events import DecayApplied
 from memory_core.store.base import utcnow
+from memory_core.store.event_filter import EventFilter
 from memory_core.store.watch import Head, RecordedAtlas, head
 
 if TYPE_CHECKING:
     from memory_core.store.engine import Database
+    from memory_core.store.repositories import EventRepository
 
 DEFAULT_EVERY = 2.0
 """Seconds between two checks of the followed atlas."""
 EVERY_RANGE = (0.5, 60.0)
+DECAY_LIMIT = 500
+"""Newest decay passes read for the weights chart, so a long recording stays cheap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +56,29 @@ def poll(db: Database, atlas_id: str, name: str, seen: Followed | None) -> tuple
     now = Followed(atlas_id, name, head(db, atlas_id))
     changed = seen is None or seen.atlas_id != atlas_id or seen.head.version != now.head.version
     return now, changed
+
+
+def recorded_decays(
+    events: EventRepository, atlas_id: str, *, limit: int = DECAY_LIMIT
+) -> list[DecayApplied]:
+    """The agent's newest ``limit`` recorded decay passes, oldest first, shaped like the
+    event buffer's. Their per-node weights were stored as weight samples, not in the
+    payload, so ``weights`` is empty and the chart shows min/mean/max only."""
+    page = events.query(
+        EventFilter(atlas_id=atlas_id, types=(DecayApplied.type,)), limit=limit, descending=True
+    )
+    return [
+        DecayApplied(
+            at=e.at.timestamp(),
+            session_id=e.session_id,
+            strategy=str(e.payload["strategy"]),
+            nodes=int(e.payload["nodes"]),
+            mean_weight=float(e.payload["mean_weight"]),
+            min_weight=float(e.payload["min_weight"]),
+            max_weight=float(e.payload["max_weight"]),
+        )
+        for e in reversed(page.items)
+    ]
 
 
 def status_text(current: Head, now: datetime | None = None) -> str:

@@ -121,6 +121,7 @@ def evolution_figure(frame: pd.DataFrame, *, threshold: float | None = None) -> 
                 x=frame["at"], y=frame["max"], name="max", line={"color": "#9ca3af", "width": 1}
             )
         )
+    if frame["p50"].notna().any():  # recorded passes carry no per-node weights
         fig.add_trace(
             go.Scatter(
                 x=frame["at"], y=frame["p90"], name="90 %", line={"width": 0}, showlegend=False
@@ -139,6 +140,7 @@ def evolution_figure(frame: pd.DataFrame, *, threshold: float | None = None) -> 
         fig.add_trace(
             go.Scatter(x=frame["at"], y=frame["p50"], name="median", line={"color": "#2563eb"})
         )
+    if len(frame):
         fig.add_trace(
             go.Scatter(
                 x=frame["at"],

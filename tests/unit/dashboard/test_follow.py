@@ -8,19 +8,28 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core import ElasticMemoryAtlas
-from memory_core.dashboard.follow import atlas_label, check_every, poll, status_text
+from memory_core.dashboard.follow import (
+    atlas_label,
+    check_every,
+    poll,
+    recorded_decays,
+    status_text,
+)
 from memory_core.dashboard.shared import followed_snapshot, live_system
 from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, Keys
+from memory_core.dashboard.weights import evolution_frame
 from memory_core.errors import InputError
+from memory_core.events import DecayApplied
 from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.watch import Head, recorded_atlases
-from memory_core.testing import HashingEmbedder
+from memory_core.testing import EventRecorder, HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -202,3 +211,46 @@ def test_eviction_log_reads_the_followed_agents_events(
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(str(c.value).startswith("1 matching evictions") for c in app.caption)
+
+
+def test_recorded_decays_match_the_passes_the_agent_published(
+    recorder: LiveRecorder, reader: Database
+) -> None:
+    published = EventRecorder()
+    recorder.atlas.subscribe(published)
+    recorder.atlas.add("The user prefers window seats", session_id="trip")
+    recorder.atlas.add("Budget is 5000 euros", session_id="trip")
+    for _ in range(3):
+        recorder.atlas.decay()
+    recorder.sink.flush()
+    passes = [e for e in published.of_type("decay") if isinstance(e, DecayApplied)]
+    assert len(passes) == 3
+
+    recorded = recorded_decays(reader.events, recorder.atlas_id)
+    columns = ["at", "nodes", "mean", "min", "max"]
+    expected = evolution_frame(passes)[columns]
+    pd.testing.assert_frame_equal(evolution_frame(recorded)[columns], expected)
+    assert [e.weights for e in recorded] == [{}, {}, {}]  # weights live in weight samples
+    newest = recorded_decays(reader.events, recorder.atlas_id, limit=2)
+    assert [e.at for e in newest] == [e.at for e in recorded[1:]]
+    assert recorded_decays(reader.events, "another-atlas") == []
+
+
+def test_weights_page_charts_the_followed_agents_decay_passes(
+    app: AppTest, recorder: LiveRecorder, reader: Database
+) -> None:
+    recorder.atlas.add("The user prefers window seats", session_id="trip")
+    for _ in range(2):
+        recorder.atlas.decay()
+    recorder.sink.flush()
+    wait_for(lambda: newest_has(reader, recorder.atlas_id, 1))
+    app.session_state[Keys.SOURCE] = AtlasSource.FOLLOW.value
+    app.run()
+    app.switch_page("pages/weights.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    captions = [str(c.value) for c in app.caption]
+    assert any(
+        c.startswith("2 newest recorded decay passes of the followed agent") for c in captions
+    )
+    assert not any("has no history" in c for c in captions)
