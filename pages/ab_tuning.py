@@ -278,6 +278,14 @@ def sweep_progress() -> None:
     st.progress(job.progress, text=f"{job.stage} · {job.done} of {job.request.trials} trials")
     if job.error:
         st.error(job.error)
+    partial = job.partial
+    if job.running and partial is not None and partial.pareto:
+        best = partial.best()
+        st.metric(
+            "Best recall@k so far", f"{best.recall_at_k:.3f}",
+            help=f"trial #{best.number}, memory size {best.memory_fraction:.3f}",
+        )  # fmt: skip
+        st.plotly_chart(pareto_figure(partial), width="stretch", key="sweep_live_front")
     if (
         not job.running
         and job.result is not None

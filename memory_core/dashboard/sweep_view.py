@@ -2,7 +2,9 @@
 
 The job runs ``sweep()`` in a daemon thread against an RDB storage (a SQLite file in the
 data folder by default, or any URL — CLI workers can join the same study), counts finished
-trials for the progress bar and stops after the current trial when asked. Everything the
+trials for the progress bar, keeps a ``partial`` outcome (finished trials and the front so
+far, no importances) for the page to redraw while it runs, and stops after the current
+trial when asked. Everything the
 page draws comes from a plain ``SweepOutcome``, which is also what a saved sweep reopens to.
 """
 
@@ -16,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import optuna
 import plotly.express as px
 import plotly.graph_objects as go
 from sqlalchemy.engine import make_url
@@ -28,6 +31,7 @@ from memory_core.harness.sweep import (
     SEARCH_SPACE,
     TrialRow,
     opened_study,
+    pareto_front,
     spec_for,
     sweep,
     trial_rows,
@@ -99,7 +103,7 @@ class SweepOutcome:
     study_name: str
     storage: str
     trials: tuple[TrialRow, ...]
-    pareto: tuple[int, ...]  # trial numbers on the front
+    pareto: tuple[int, ...]  # trial numbers on the front, best recall first
     importances: dict[str, float] = field(default_factory=dict)
     wall_seconds: float = 0.0
 
@@ -108,6 +112,12 @@ class SweepOutcome:
             if row.number == number:
                 return row
         raise NotFoundError("trial", number)
+
+    def best(self) -> TrialRow:
+        """The front's highest-recall trial (then the smaller memory): the best so far."""
+        if not self.pareto:
+            raise NotFoundError("trial", "on the Pareto front")
+        return self.trial(self.pareto[0])
 
     def config(self, number: int) -> AtlasConfig:
         """The base preset with trial ``number``'s parameters (validated)."""
@@ -124,6 +134,8 @@ class SweepJob:
         self.done = 0
         self.stage = "starting"
         self.result: SweepOutcome | None = None
+        # replaced whole after each trial, never mutated: the page's thread reads a snapshot
+        self.partial: SweepOutcome | None = None
         self.error: str | None = None
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name="atlas-sweep", daemon=True)
@@ -163,26 +175,42 @@ class SweepJob:
                 study_name=request.study_name,
                 on_trial=self._finished_one,
                 should_stop=self._cancel.is_set,
+                on_study=self._saw_study,
             )
             with opened_study(request.storage, request.study_name, create=False) as study:
                 rows = trial_rows(study)
-            self.result = SweepOutcome(
-                base_preset=request.base_preset,
-                params=request.params,
-                conversations=tuple(p.stem for p in request.files),
-                capacity_fraction=request.capacity_fraction,
-                top_k=request.top_k,
-                study_name=request.study_name,
-                storage=public_url(request.storage),
-                trials=rows,
-                pareto=tuple(r.number for r in summary.pareto),
-                importances=summary.importances,
-                wall_seconds=summary.wall_seconds,
+            self.result = self._outcome(
+                rows, summary.pareto, summary.importances, summary.wall_seconds
             )
             self.stage = "stopped" if self._cancel.is_set() else "done"
         except AtlasError as exc:
             self.error = str(exc)
             self.stage = "failed"
+
+    def _outcome(
+        self,
+        rows: tuple[TrialRow, ...],
+        front: tuple[TrialRow, ...],
+        importances: dict[str, float],
+        wall_seconds: float,
+    ) -> SweepOutcome:
+        request = self.request
+        return SweepOutcome(
+            base_preset=request.base_preset,
+            params=request.params,
+            conversations=tuple(p.stem for p in request.files),
+            capacity_fraction=request.capacity_fraction,
+            top_k=request.top_k,
+            study_name=request.study_name,
+            storage=public_url(request.storage),
+            trials=rows,
+            pareto=tuple(r.number for r in front),
+            importances=importances,
+            wall_seconds=wall_seconds,
+        )
+
+    def _saw_study(self, study: optuna.Study) -> None:
+        self.partial = self._outcome(trial_rows(study), pareto_front(study), {}, 0.0)
 
     def _finished_one(self, _count: int) -> None:
         self.done += 1

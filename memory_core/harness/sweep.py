@@ -194,13 +194,15 @@ def sweep(
     workers: int = 1,
     on_trial: Callable[[int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    on_study: Callable[[optuna.Study], None] | None = None,
 ) -> SweepResult:
     """Run ``trials`` trials split over ``workers`` processes; summarise the whole study.
 
     With ``workers > 1`` a storage URL is required (workers share the study through it).
     ``on_trial`` receives the study's finished-trial count as it grows. ``should_stop`` is
     asked after every trial (single process only): once it says yes, no further trial
-    starts and the trials finished so far are summarised.
+    starts and the trials finished so far are summarised. ``on_study`` gets the live study
+    after every trial (single process only), so a UI can redraw the front as it forms.
     """
     if trials < 1:
         raise InputError("trials", f"must be >= 1, got {trials!r}")
@@ -210,6 +212,8 @@ def sweep(
         raise InputError("storage", "several workers need a shared storage URL (sqlite:///...)")
     if workers > 1 and should_stop is not None:
         raise InputError("should_stop", "only a single-process sweep (workers=1) can be stopped")
+    if workers > 1 and on_study is not None:
+        raise InputError("on_study", "only a single-process sweep (workers=1) reports its study")
     conversations = load_conversations(spec.paths)
     embedder = harness_embedder(spec.embedder)
     for conversation in conversations:  # fill the cache once, before any worker starts
@@ -220,7 +224,7 @@ def sweep(
             study.optimize(
                 make_objective(spec),
                 n_trials=trials,
-                callbacks=[_after_trial(on_trial, should_stop)],
+                callbacks=[_after_trial(on_trial, should_stop, on_study)],
             )
         else:
             _run_processes(spec, storage, study_name, trials, workers, study, on_trial)
@@ -228,11 +232,15 @@ def sweep(
 
 
 def _after_trial(
-    on_trial: Callable[[int], None] | None, should_stop: Callable[[], bool] | None
+    on_trial: Callable[[int], None] | None,
+    should_stop: Callable[[], bool] | None,
+    on_study: Callable[[optuna.Study], None] | None,
 ) -> Callable[[optuna.Study, optuna.trial.FrozenTrial], None]:
     def callback(study: optuna.Study, _trial: optuna.trial.FrozenTrial) -> None:
         if on_trial is not None:
             on_trial(len(study.trials))
+        if on_study is not None:
+            on_study(study)
         if should_stop is not None and should_stop():
             study.stop()
 
@@ -271,18 +279,20 @@ def _run_processes(
 def summarize_study(study: optuna.Study, storage: str | None, wall: float) -> SweepResult:
     """Pareto front and recall importances of every finished trial in the study."""
     done = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    pareto = tuple(
-        _trial_row(t)
-        for t in sorted(study.best_trials, key=lambda t: (-t.values[0], t.values[1], t.number))
-    )
     return SweepResult(
         study_name=study.study_name,
         storage=storage,
         trials=len(done),
-        pareto=pareto,
+        pareto=pareto_front(study),
         importances=importances(study),
         wall_seconds=wall,
     )
+
+
+def pareto_front(study: optuna.Study) -> tuple[TrialRow, ...]:
+    """The study's non-dominated finished trials, highest recall first."""
+    front = sorted(study.best_trials, key=lambda t: (-t.values[0], t.values[1], t.number))
+    return tuple(_trial_row(t) for t in front)
 
 
 def trial_rows(study: optuna.Study) -> tuple[TrialRow, ...]:

@@ -6,6 +6,7 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
+import optuna
 import pytest
 
 from memory_core.config import preset
@@ -23,6 +24,7 @@ from memory_core.dashboard.sweep_view import (
 )
 from memory_core.dashboard.tuning import EDITABLE_FIELDS
 from memory_core.errors import ConfigError, InputError, NotFoundError
+from memory_core.harness.sweep import TrialRow
 
 ROOT = Path(__file__).resolve().parents[3]
 TRIP = ROOT / "sample_sessions" / "trip-approval.json"
@@ -101,6 +103,38 @@ def test_a_trial_fills_an_arm_and_exports(outcome: SweepOutcome) -> None:
     )
     with pytest.raises(NotFoundError):
         outcome.trial(99)
+
+
+def dominated(row: TrialRow, rows: tuple[TrialRow, ...]) -> bool:
+    return any(
+        t.recall_at_k >= row.recall_at_k
+        and t.memory_fraction <= row.memory_fraction
+        and (t.recall_at_k, t.memory_fraction) != (row.recall_at_k, row.memory_fraction)
+        for t in rows
+    )
+
+
+def test_partial_outcome_grows_trial_by_trial(tmp_path: Path) -> None:
+    snapshots: list[SweepOutcome | None] = []
+
+    class Recording(SweepJob):
+        def _saw_study(self, study: optuna.Study) -> None:
+            super()._saw_study(study)
+            snapshots.append(self.partial)
+
+    job = Recording(request(tmp_path, trials=3))
+    job.wait(120)
+    assert job.stage == "done" and job.result is not None
+    assert [len(s.trials) for s in snapshots if s is not None] == [1, 2, 3]
+    for snap in snapshots:
+        assert snap is not None and snap.importances == {}  # importances only at the end
+        # the front is recomputed from the rows so far: exactly their non-dominated trials
+        assert {r.number for r in snap.trials if not dominated(r, snap.trials)} == set(snap.pareto)
+        assert snap.best().recall_at_k == max(t.recall_at_k for t in snap.trials)
+        assert len(pareto_figure(snap).data[0].x) > 0
+    last = job.partial
+    assert last is not None and last is snapshots[-1]
+    assert last.trials == job.result.trials and last.pareto == job.result.pareto
 
 
 def test_stop_ends_after_the_current_trial(tmp_path: Path) -> None:

@@ -197,3 +197,19 @@ def test_tuning_page_sweeps_and_fills_an_arm_from_a_trial(app: AppTest) -> None:
     assert app.session_state["B_preset"] == "tuned"
     want = outcome.trial(number).params["decay_rate"]
     assert next(n for n in app.number_input if n.key == "B_tuned_decay_rate").value == want
+
+
+def test_tuning_page_draws_the_front_while_the_sweep_runs(app: AppTest) -> None:  # noqa: F811
+    go(app, "pages/ab_tuning.py")
+    next(m for m in app.multiselect if m.label == "Sweep conversations").set_value(
+        ["trip-approval"]
+    ).run()
+    next(n for n in app.number_input if n.label == "Trials").set_value(1000).run()
+    next(b for b in app.button if b.label == "Run sweep").click().run()
+    wait_for(app, lambda: any(m.label == "Best recall@k so far" for m in app.metric))
+    assert any(" on the front" in t for t in chart_titles(app))  # the live Pareto scatter
+    assert not any(t.startswith("Parameter importance") for t in chart_titles(app))
+    next(b for b in app.button if b.label == "Stop sweep").click().run()
+    wait_for(app, lambda: any(t.label == "Trial" for t in app.selectbox))
+    assert not any(m.label == "Best recall@k so far" for m in app.metric)
+    assert 1 <= len(app.session_state["sweep_outcome"].trials) < 1000

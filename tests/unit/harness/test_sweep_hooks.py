@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import optuna
 import pytest
 
 from memory_core.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.replay import ReplaySettings
-from memory_core.harness.sweep import opened_study, spec_for, sweep, trial_rows
+from memory_core.harness.sweep import opened_study, pareto_front, spec_for, sweep, trial_rows
 
 from .conftest import FILLER, conversation_data
 
@@ -65,3 +66,25 @@ def test_trial_rows_list_every_finished_trial_and_contain_the_front(
     by_number = {r.number: r for r in rows}
     for front in result.pareto:
         assert by_number[front.number] == front
+
+
+def test_on_study_sees_the_rows_and_front_grow_trial_by_trial(session_file: Path) -> None:
+    seen: list[tuple[list[int], set[int]]] = []
+
+    def record(study: optuna.Study) -> None:
+        seen.append(
+            ([r.number for r in trial_rows(study)], {r.number for r in pareto_front(study)})
+        )
+
+    result = sweep(spec(session_file), trials=3, on_study=record)
+    assert [rows for rows, _ in seen] == [[0], [0, 1], [0, 1, 2]]
+    assert all(front and front <= set(rows) for rows, front in seen)
+    assert seen[-1][1] == {r.number for r in result.pareto}
+
+
+def test_on_study_needs_a_single_process(session_file: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="on_study"):
+        sweep(
+            spec(session_file), trials=2, workers=2,
+            storage=f"sqlite:///{tmp_path / 's.sqlite'}", on_study=lambda _s: None,
+        )  # fmt: skip
