@@ -11,7 +11,6 @@ page draws comes from a plain ``SweepOutcome``, which is also what a saved sweep
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,6 +24,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from memory_core.config import AtlasConfig, field_names, preset
+from memory_core.dashboard.background import BackgroundJob
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.replay import ReplaySettings
 from memory_core.harness.sweep import (
@@ -126,34 +126,20 @@ class SweepOutcome:
         return AtlasConfig.from_mapping(params, preset(self.base_preset))
 
 
-class SweepJob:
+class SweepJob(BackgroundJob):
     """Runs a sweep in a daemon thread; ``progress`` goes 0 → 1; ``cancel`` stops after a trial."""
 
     def __init__(self, request: SweepRequest) -> None:
         self.request = request
         self.done = 0
-        self.stage = "starting"
         self.result: SweepOutcome | None = None
         # replaced whole after each trial, never mutated: the page's thread reads a snapshot
         self.partial: SweepOutcome | None = None
-        self.error: str | None = None
-        self._cancel = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="atlas-sweep", daemon=True)
-        self._thread.start()
+        self._start("atlas-sweep")
 
     @property
     def progress(self) -> float:
         return min(self.done / self.request.trials, 1.0)
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def wait(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
 
     def _run(self) -> None:
         request = self.request
@@ -174,7 +160,7 @@ class SweepJob:
                 storage=request.storage,
                 study_name=request.study_name,
                 on_trial=self._finished_one,
-                should_stop=self._cancel.is_set,
+                should_stop=self.cancelled,
                 on_study=self._saw_study,
             )
             with opened_study(request.storage, request.study_name, create=False) as study:
@@ -182,7 +168,7 @@ class SweepJob:
             self.result = self._outcome(
                 rows, summary.pareto, summary.importances, summary.wall_seconds
             )
-            self.stage = "stopped" if self._cancel.is_set() else "done"
+            self.stage = "stopped" if self.cancelled() else "done"
         except AtlasError as exc:
             self.error = str(exc)
             self.stage = "failed"

@@ -6,7 +6,6 @@ The page only starts a ``TuningJob`` and polls it; everything here is plain Pyth
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -18,6 +17,7 @@ import plotly.graph_objects as go
 
 from memory_core.clock import to_datetime
 from memory_core.config import AtlasConfig, preset
+from memory_core.dashboard.background import BackgroundJob
 from memory_core.embedding.base import Embedder
 from memory_core.errors import AtlasError, NotFoundError
 from memory_core.harness.compare import Comparison, compare_results
@@ -98,29 +98,15 @@ def build_run(
     )
 
 
-class TuningJob:
+class TuningJob(BackgroundJob):
     """Replays arm A then arm B in a daemon thread; ``progress`` goes 0 → 1; ``cancel`` stops it."""
 
     def __init__(self, request: TuningRequest, embedder: Embedder) -> None:
         self.request = request
         self.progress = 0.0
-        self.stage = "starting"
         self.result: ABRun | None = None
-        self.error: str | None = None
-        self._cancel = threading.Event()
         self._embedder = embedder
-        self._thread = threading.Thread(target=self._run, name="atlas-ab-tuning", daemon=True)
-        self._thread.start()
-
-    @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def wait(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+        self._start("atlas-ab-tuning")
 
     def _run(self) -> None:
         try:
@@ -161,7 +147,7 @@ class TuningJob:
             self.stage = "failed"
 
     def _report(self, p: Progress, arm: int) -> None:
-        if self._cancel.is_set():
+        if self.cancelled():
             raise _Cancelled
         within = (p.conversation + p.turn / max(p.turns, 1)) / max(p.conversations, 1)
         self.progress = (arm + within) / 2

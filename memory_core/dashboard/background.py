@@ -1,0 +1,39 @@
+"""Long dashboard work (replays, sweeps) in a cancellable daemon thread that pages poll."""
+
+from __future__ import annotations
+
+import threading
+
+
+class BackgroundJob:
+    """Runs ``_run`` in a daemon thread so the page stays responsive and Stop works.
+
+    Subclasses set their own fields, then call ``_start``; ``_run`` reports through
+    ``stage``/``error`` and checks ``cancelled`` at its own safe points.
+    """
+
+    stage: str
+    error: str | None
+
+    def _start(self, name: str) -> None:
+        self.stage = "starting"
+        self.error = None
+        self._cancel = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def wait(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        raise NotImplementedError
