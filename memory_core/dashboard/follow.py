@@ -8,18 +8,30 @@ polling logic is tested without Streamlit.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from memory_core.errors import InputError
-from memory_core.events import DecayApplied
+from memory_core.events import (
+    AtlasEvent,
+    DecayApplied,
+    MemoriesMerged,
+    MemoryAdded,
+    MemoryEvicted,
+    MemoryReinforced,
+    StatusChanged,
+    SummaryCreated,
+)
+from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
 from memory_core.store.base import utcnow
 from memory_core.store.event_filter import EventFilter
 from memory_core.store.watch import Head, RecordedAtlas, head
 
 if TYPE_CHECKING:
     from memory_core.store.engine import Database
+    from memory_core.store.records import StoredEvent
     from memory_core.store.repositories import EventRepository
 
 DEFAULT_EVERY = 2.0
@@ -27,6 +39,21 @@ DEFAULT_EVERY = 2.0
 EVERY_RANGE = (0.5, 60.0)
 DECAY_LIMIT = 500
 """Newest decay passes read for the weights chart, so a long recording stays cheap."""
+NODE_EVENT_LIMIT = 200
+"""Newest events of one memory read for the inspector."""
+_NODE_EVENTS: dict[str, type[AtlasEvent]] = {
+    c.type: c
+    for c in (
+        MemoryAdded,
+        MemoryReinforced,
+        MemoryEvicted,
+        MemoriesMerged,
+        StatusChanged,
+        SummaryCreated,
+    )
+}
+_ENUMS = {"kind": MemoryKind, "old": MemoryStatus, "new": MemoryStatus}
+_TUPLES = ("links", "provenance", "source_ids")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +106,52 @@ def recorded_decays(
         )
         for e in reversed(page.items)
     ]
+
+
+def recorded_node_events(
+    events: EventRepository, atlas_id: str, node_id: str, *, limit: int = NODE_EVENT_LIMIT
+) -> list[AtlasEvent]:
+    """The newest ``limit`` recorded events of one memory, oldest first, shaped like the
+    event buffer's ``for_node``: its own events, and the decay passes that sampled it."""
+    page = events.query(EventFilter(atlas_id=atlas_id, node_id=node_id), limit=limit)
+    own = [ev for e in page.items if (ev := _decoded(e)) is not None]
+    sampled = {
+        p.at.timestamp(): p.weight
+        for p in events.weight_history(node_id, atlas_id=atlas_id)
+        if p.source == DecayApplied.type
+    }
+    decays = [
+        dataclasses.replace(d, weights={node_id: sampled[d.at]})
+        for d in recorded_decays(events, atlas_id, limit=limit)
+        if d.at in sampled
+    ]
+    return sorted([*own, *decays], key=lambda e: e.at)[-limit:]
+
+
+def _decoded(stored: StoredEvent) -> AtlasEvent | None:
+    """A logged node event rebuilt as the engine published it (text redacted by the
+    privacy policy comes back empty); None for other types or a payload cut short."""
+    cls = _NODE_EVENTS.get(stored.type)
+    if cls is None:
+        return None
+    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {k: v for k, v in stored.payload.items() if k in names}
+    fields.update(at=stored.at.timestamp(), session_id=stored.session_id)
+    fields["kept_id" if "kept_id" in names else "node_id"] = stored.node_id
+    for text in {"content", "merged_content"} & names:
+        fields[text] = stored.content or ""
+    try:
+        for name, enum in _ENUMS.items():
+            if name in fields:
+                fields[name] = enum(fields[name])
+        if cls is MemoryEvicted:
+            fields["reason"] = EvictionReason(stored.reason or "")
+        for name in _TUPLES:
+            if name in fields:
+                fields[name] = tuple(fields[name])
+        return cls(**fields)
+    except (TypeError, ValueError):
+        return None
 
 
 def status_text(current: Head, now: datetime | None = None) -> str:

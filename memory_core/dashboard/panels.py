@@ -14,6 +14,7 @@ import streamlit as st
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.filters import NodeFilter
+from memory_core.dashboard.follow import recorded_node_events
 from memory_core.dashboard.graph_view import (
     DEFAULT_MAX_NODES,
     KIND_SHAPES,
@@ -23,7 +24,9 @@ from memory_core.dashboard.graph_view import (
     build_graph,
 )
 from memory_core.dashboard.inspector import node_details, node_options
+from memory_core.dashboard.shared import followed, live_system
 from memory_core.errors import NotFoundError
+from memory_core.events import AtlasEvent
 
 _MEMO = "_graph_memo"
 STATUS_REFRESH = 1.0
@@ -129,8 +132,9 @@ def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[
     )
     if chosen is None:
         return
+    events = _node_events(buffer, chosen)
     try:
-        details = node_details(atlas, chosen, buffer.for_node(chosen) if buffer else ())
+        details = node_details(atlas, chosen, events or ())
     except NotFoundError:
         st.warning("That memory has just been evicted.")
         return
@@ -138,7 +142,18 @@ def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[
     left, right = st.columns(2)
     left.dataframe(details.facts, hide_index=True, width="stretch")
     right.dataframe(details.neighbours, hide_index=True, width="stretch")
-    if buffer is None:
+    if events is None:
         st.caption("No event history for a loaded snapshot.")
     elif details.history:
         st.dataframe(details.history, hide_index=True, width="stretch")
+
+
+def _node_events(buffer: EventBuffer | None, node_id: str) -> list[AtlasEvent] | None:
+    """The memory's events from the live buffer or the followed agent's log; None if
+    neither exists (a loaded snapshot)."""
+    if buffer is not None:
+        return buffer.for_node(node_id)
+    agent, db = followed(), live_system().recording.db
+    if agent is None or db is None:
+        return None
+    return recorded_node_events(db.events, agent.atlas_id, node_id)

@@ -18,14 +18,16 @@ from memory_core.dashboard.follow import (
     check_every,
     poll,
     recorded_decays,
+    recorded_node_events,
     status_text,
 )
+from memory_core.dashboard.inspector import history_row
 from memory_core.dashboard.shared import followed_snapshot, live_system
 from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, Keys
 from memory_core.dashboard.weights import evolution_frame
 from memory_core.errors import InputError
-from memory_core.events import DecayApplied
+from memory_core.events import AtlasEvent, DecayApplied
 from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.watch import Head, recorded_atlases
@@ -254,3 +256,51 @@ def test_weights_page_charts_the_followed_agents_decay_passes(
         c.startswith("2 newest recorded decay passes of the followed agent") for c in captions
     )
     assert not any("has no history" in c for c in captions)
+
+
+def test_recorded_node_history_matches_the_buffered_one(
+    recorder: LiveRecorder, reader: Database
+) -> None:
+    published = EventRecorder()
+    recorder.atlas.subscribe(published)
+    seats = recorder.atlas.add("The user prefers window seats", session_id="trip")
+    other = recorder.atlas.add("Budget is 5000 euros", session_id="trip")
+    recorder.atlas.retrieve("window seats", 1, session_id="trip")
+    recorder.atlas.decay()
+    recorder.atlas.set_status(seats.id, "deprecated", reason="user changed their mind")
+    recorder.atlas.decay()
+    recorder.atlas.delete(other.id)
+    recorder.sink.flush()
+
+    def rows(events: list[AtlasEvent], node_id: str) -> list[tuple[str, str]]:
+        found = [r for e in events if (r := history_row(e, node_id)) is not None]
+        return [(r["event"], r["detail"]) for r in found]
+
+    recorded = recorded_node_events(reader.events, recorder.atlas_id, seats.id)
+    expected = rows(published.events, seats.id)
+    assert [kind for kind, _ in expected] == ["added", "reinforced", "decay", "status", "decay"]
+    assert rows(recorded, seats.id) == expected
+    gone = recorded_node_events(reader.events, recorder.atlas_id, other.id)
+    assert rows(gone, other.id) == rows(published.events, other.id)
+    assert rows(gone, other.id)[-1] == ("evicted", "evicted: forgotten")
+    newest = recorded_node_events(reader.events, recorder.atlas_id, seats.id, limit=2)
+    assert [e.type for e in newest] == ["status", "decay"]
+    assert recorded_node_events(reader.events, "another-atlas", seats.id) == []
+
+
+def test_inspector_shows_the_followed_agents_history(
+    app: AppTest, recorder: LiveRecorder, reader: Database
+) -> None:
+    seats = recorder.atlas.add("The user prefers window seats", session_id="trip")
+    recorder.atlas.decay()
+    recorder.sink.flush()
+    wait_for(lambda: newest_has(reader, recorder.atlas_id, 1))
+    app.session_state[Keys.SOURCE] = AtlasSource.FOLLOW.value
+    app.run()
+    app.switch_page("pages/live_graph.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert app.selectbox(key=Keys.SELECTED).value == seats.id
+    history = app.dataframe[-1].value
+    assert list(history["event"]) == ["added", "decay"]
+    assert not any("No event history" in str(c.value) for c in app.caption)
