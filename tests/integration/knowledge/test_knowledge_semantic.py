@@ -31,10 +31,16 @@ def kb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
     [
         ("How many vacation days do I get each year?", "policy.leave", "3.1.2"),
         ("What is the most I can claim for a train fare on a work trip?", "policy.travel", "3.2"),
-        ("How much money can I spend on food per day when travelling?", "policy.expense.meals",
-         "2.0"),
-        ("Until when can I hand in my receipts after a journey?", "policy.reimbursement.deadline",
-         "1.0"),
+        (
+            "How much money can I spend on food per day when travelling?",
+            "policy.expense.meals",
+            "2.0",
+        ),
+        (
+            "Until when can I hand in my receipts after a journey?",
+            "policy.reimbursement.deadline",
+            "1.0",
+        ),
     ],
 )
 def test_paraphrased_question_ranks_the_right_policy_first(
@@ -50,6 +56,7 @@ def test_paraphrased_question_ranks_the_right_policy_first(
 def test_expired_version_never_answers_even_when_it_matches_best(kb: KnowledgeBase) -> None:
     # the words of the expired v3.1 text; v3.2 differs only in the amount
     question = "high-speed rail reimbursed up to 500 CNY per one-way second-class ticket"
-    versions = [h.item.version for h in kb.tier().lookup(question, top_k=5)
-                if h.item.key == "policy.travel"]
+    versions = [
+        h.item.version for h in kb.tier().lookup(question, top_k=5) if h.item.key == "policy.travel"
+    ]
     assert versions == ["3.2"]

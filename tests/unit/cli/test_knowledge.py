@@ -8,8 +8,14 @@ from memory_core.cli import main
 
 
 def _args(tmp_path: Path, *args: str) -> list[str]:
-    return ["knowledge", *args, "--db", f"sqlite:///{tmp_path / 'atlas.db'}",
-            "--embedder", "hashing"]
+    return [
+        "knowledge",
+        *args,
+        "--db",
+        f"sqlite:///{tmp_path / 'atlas.db'}",
+        "--embedder",
+        "hashing",
+    ]
 
 
 def test_sample_then_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
