@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING
 
 from memory_core.errors import InputError
 from memory_core.events import (
+    EVENT_TYPES,
     AtlasEvent,
     DecayApplied,
-    MemoriesMerged,
-    MemoryAdded,
     MemoryEvicted,
-    MemoryReinforced,
-    StatusChanged,
-    SummaryCreated,
+    MemoryPressure,
+    SessionEnded,
 )
 from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
 from memory_core.store.base import utcnow
@@ -42,15 +40,9 @@ DECAY_LIMIT = 500
 NODE_EVENT_LIMIT = 200
 """Newest events of one memory read for the inspector."""
 _NODE_EVENTS: dict[str, type[AtlasEvent]] = {
-    c.type: c
-    for c in (
-        MemoryAdded,
-        MemoryReinforced,
-        MemoryEvicted,
-        MemoriesMerged,
-        StatusChanged,
-        SummaryCreated,
-    )
+    t: c
+    for t, c in EVENT_TYPES.items()
+    if c not in (DecayApplied, SessionEnded, MemoryPressure)  # atlas-wide, not one memory's
 }
 _ENUMS = {"kind": MemoryKind, "old": MemoryStatus, "new": MemoryStatus}
 _TUPLES = ("links", "provenance", "source_ids")
