@@ -13,6 +13,7 @@ import streamlit as st
 from memory_core.config import PRESETS, AtlasConfig, field_specs
 from memory_core.dashboard import run_library
 from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.live import embedder_from_env
 from memory_core.dashboard.shared import current_atlas, live_system
@@ -150,6 +151,16 @@ def ab_tab() -> None:
         show_ab(run)
 
 
+def show_when_done(job: BackgroundJob[Any], result_key: str) -> None:
+    """Once ``job`` finished, put its result under ``result_key`` and rerun the page once,
+    so the whole page (not just the polling fragment) draws it."""
+    shown_key = f"{result_key}_shown"
+    if not job.running and job.result is not None and st.session_state.get(shown_key) is not job:
+        st.session_state[shown_key] = job
+        st.session_state[result_key] = job.result
+        st.rerun()
+
+
 @st.fragment(run_every=1.0)
 def ab_progress() -> None:
     job: TuningJob | None = st.session_state.get(JOB_KEY)
@@ -159,10 +170,7 @@ def ab_progress() -> None:
     st.progress(job.progress, text=f"{job.stage} · {job.progress:.0%}")
     if job.error:
         st.error(job.error)
-    if not job.running and job.result is not None and st.session_state.get("ab_shown") is not job:
-        st.session_state["ab_shown"] = job
-        st.session_state[RUN_KEY] = job.result
-        st.rerun()
+    show_when_done(job, RUN_KEY)
 
 
 def show_ab(run: ABRun) -> None:
@@ -286,14 +294,7 @@ def sweep_progress() -> None:
             help=f"trial #{best.number}, memory size {best.memory_fraction:.3f}",
         )  # fmt: skip
         st.plotly_chart(pareto_figure(partial), width="stretch", key="sweep_live_front")
-    if (
-        not job.running
-        and job.result is not None
-        and st.session_state.get("sweep_shown") is not job
-    ):
-        st.session_state["sweep_shown"] = job
-        st.session_state[SWEEP_KEY] = job.result
-        st.rerun()
+    show_when_done(job, SWEEP_KEY)
 
 
 def show_sweep(outcome: SweepOutcome) -> None:

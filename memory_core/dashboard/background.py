@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 import threading
+from typing import Generic, TypeVar
+
+ResultT = TypeVar("ResultT")
 
 
-class BackgroundJob:
+class BackgroundJob(Generic[ResultT]):
     """Runs ``_run`` in a daemon thread so the page stays responsive and Stop works.
 
     Subclasses set their own fields, then call ``_start``; ``_run`` reports through
-    ``stage``/``error`` and checks ``cancelled`` at its own safe points.
+    ``stage``/``error``, sets ``result`` when done and checks ``cancelled`` at its own
+    safe points.
     """
 
     stage: str
     error: str | None
+    result: ResultT | None
 
     def _start(self, name: str) -> None:
         self.stage = "starting"
         self.error = None
+        self.result = None
         self._cancel = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()

@@ -126,13 +126,12 @@ class SweepOutcome:
         return AtlasConfig.from_mapping(params, preset(self.base_preset))
 
 
-class SweepJob(BackgroundJob):
+class SweepJob(BackgroundJob[SweepOutcome]):
     """Runs a sweep in a daemon thread; ``progress`` goes 0 → 1; ``cancel`` stops after a trial."""
 
     def __init__(self, request: SweepRequest) -> None:
         self.request = request
         self.done = 0
-        self.result: SweepOutcome | None = None
         # replaced whole after each trial, never mutated: the page's thread reads a snapshot
         self.partial: SweepOutcome | None = None
         self._start("atlas-sweep")

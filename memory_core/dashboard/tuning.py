@@ -98,13 +98,12 @@ def build_run(
     )
 
 
-class TuningJob(BackgroundJob):
+class TuningJob(BackgroundJob[ABRun]):
     """Replays arm A then arm B in a daemon thread; ``progress`` goes 0 → 1; ``cancel`` stops it."""
 
     def __init__(self, request: TuningRequest, embedder: Embedder) -> None:
         self.request = request
         self.progress = 0.0
-        self.result: ABRun | None = None
         self._embedder = embedder
         self._start("atlas-ab-tuning")
 
