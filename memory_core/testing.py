@@ -4,6 +4,9 @@
 mechanics, never to judge retrieval quality.
 """
 
+import time
+from collections.abc import Callable
+
 from memory_core.clock import ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.events import AtlasEvent
@@ -22,4 +25,15 @@ class EventRecorder:
         return [e for e in self.events if e.type == name]
 
 
-__all__ = ["EventRecorder", "HashingEmbedder", "ManualClock"]
+def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Poll ``condition`` until it holds; fail the test after ``timeout`` seconds.
+
+    For work another thread or process does on its own schedule (recorders, pollers).
+    """
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+__all__ = ["EventRecorder", "HashingEmbedder", "ManualClock", "wait_for"]

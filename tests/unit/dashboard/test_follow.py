@@ -3,8 +3,7 @@ through AppTest picking up a memory the agent wrote after the page was opened.""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -31,17 +30,10 @@ from memory_core.events import AtlasEvent, DecayApplied
 from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.watch import Head, recorded_atlases
-from memory_core.testing import EventRecorder, HashingEmbedder
+from memory_core.testing import EventRecorder, HashingEmbedder, wait_for
 
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,14 +17,7 @@ from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.recording import FINAL_LABEL, LIVE_LABEL
 from memory_core.store.watch import LIVE_WINDOW, head, recorded_atlases
-from memory_core.testing import HashingEmbedder
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
+from memory_core.testing import HashingEmbedder, wait_for
 
 
 @pytest.fixture
