@@ -18,7 +18,7 @@ from memory_core.config import AtlasConfig
 from memory_core.dashboard.sweep_view import SweepOutcome
 from memory_core.dashboard.tuning import ARMS, ABRun, TuningRequest, build_run
 from memory_core.errors import AtlasError, InputError
-from memory_core.harness.metrics import ConversationResult, FactOutcome, summarize
+from memory_core.harness.metrics import ConversationResult, summarize
 from memory_core.harness.sweep import TrialRow
 from memory_core.store.records import RunRecord
 from memory_core.store.repositories import RunRepository
@@ -152,36 +152,11 @@ def _config(params: Mapping[str, Any], key: str) -> AtlasConfig:
 
 
 def _conversation(data: Mapping[str, Any], path: str) -> ConversationResult:
-    facts = tuple(
-        _fact(_get(f, dict, f"{path}.facts[{j}]"))
-        for j, f in enumerate(_get(data.get("facts"), list, f"{path}.facts"))
-    )
-    return ConversationResult(
-        conversation_id=str(data["conversation_id"]),
-        policy=str(data["policy"]),
-        turns=int(data["turns"]),
-        max_nodes=data["max_nodes"],
-        top_k=int(data["top_k"]),
-        facts=facts,
-        final_nodes=int(data["final_nodes"]),
-        evictions={str(k): int(v) for k, v in _get(data["evictions"], dict, path).items()},
-        wall_seconds=float(data["wall_seconds"]),
-        trajectory_times=tuple(float(t) for t in data.get("trajectory_times", ())),
-    )
-
-
-def _fact(data: Mapping[str, Any]) -> FactOutcome:
-    return FactOutcome(
-        fact_id=str(data["fact_id"]),
-        fact=str(data["fact"]),
-        expect=str(data["expect"]),
-        rank=None if data["rank"] is None else int(data["rank"]),
-        retained=bool(data["retained"]),
-        weight=_opt_float(data["weight"]),
-        weight_percentile=_opt_float(data["weight_percentile"]),
-        hits=tuple(str(h) for h in data["hits"]),
-        trajectory=tuple(_opt_float(w) for w in data.get("trajectory", ())),
-    )
+    """The containers are checked here, so a bad one is named by its path."""
+    for j, f in enumerate(_get(data.get("facts"), list, f"{path}.facts")):
+        _get(f, dict, f"{path}.facts[{j}]")
+    _get(data.get("evictions"), dict, f"{path}.evictions")
+    return ConversationResult.from_dict(data)
 
 
 def _sweep(record: RunRecord) -> SweepOutcome:
@@ -224,7 +199,3 @@ def _get(value: Any, kind: type[T], path: str) -> T:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise _Bad(path, f"expected {kind.__name__}, got {type(value).__name__}")
     return value
-
-
-def _opt_float(value: Any) -> float | None:
-    return None if value is None else float(value)

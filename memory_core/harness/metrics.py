@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -48,6 +48,21 @@ class FactOutcome:
     @property
     def reciprocal_rank(self) -> float:
         return 0.0 if self.rank is None else 1.0 / self.rank
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FactOutcome:
+        """Inverse of a ``ConversationResult.to_dict`` fact row (KeyError/ValueError if bad)."""
+        return cls(
+            fact_id=str(data["fact_id"]),
+            fact=str(data["fact"]),
+            expect=str(data["expect"]),
+            rank=None if data["rank"] is None else int(data["rank"]),
+            retained=bool(data["retained"]),
+            weight=_opt_float(data["weight"]),
+            weight_percentile=_opt_float(data["weight_percentile"]),
+            hits=tuple(str(h) for h in data["hits"]),
+            trajectory=tuple(_opt_float(w) for w in data.get("trajectory", ())),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +139,22 @@ class ConversationResult:
         if trajectories:
             out["trajectory_times"] = list(self.trajectory_times)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ConversationResult:
+        """Inverse of ``to_dict`` (KeyError/TypeError/ValueError if the data is not one)."""
+        return cls(
+            conversation_id=str(data["conversation_id"]),
+            policy=str(data["policy"]),
+            turns=int(data["turns"]),
+            max_nodes=data["max_nodes"],
+            top_k=int(data["top_k"]),
+            facts=tuple(FactOutcome.from_dict(f) for f in data["facts"]),
+            final_nodes=int(data["final_nodes"]),
+            evictions={str(k): int(v) for k, v in data["evictions"].items()},
+            wall_seconds=float(data["wall_seconds"]),
+            trajectory_times=tuple(float(t) for t in data.get("trajectory_times", ())),
+        )
 
     def _expected(self, expect: str) -> list[FactOutcome]:
         return [f for f in self.facts if f.expect == expect]
@@ -220,3 +251,7 @@ def _mean(values: Iterable[Any]) -> float | None:
 
 def none_if_nan(value: float) -> float | None:
     return None if math.isnan(value) else float(value)
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)

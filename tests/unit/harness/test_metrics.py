@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -79,6 +81,16 @@ def test_to_dict_has_recalled_flag_and_optional_trajectories() -> None:
     assert r.to_dict()["facts"][0]["recalled"] is True
     assert "trajectory" not in r.to_dict()["facts"][0]
     assert "trajectory" in r.to_dict(trajectories=True)["facts"][0]
+
+
+def test_from_dict_reads_back_what_to_dict_wrote() -> None:
+    facts = [outcome("a", 1), outcome("b", None, expect="forgotten", retained=False, weight=None)]
+    r = dataclasses.replace(
+        result(facts), trajectory_times=(0.0, 30.0),
+        facts=tuple(dataclasses.replace(f, trajectory=(1.0, None)) for f in facts),
+    )  # fmt: skip
+    assert ConversationResult.from_dict(r.to_dict(trajectories=True)) == r
+    assert ConversationResult.from_dict(r.to_dict()).facts[0].trajectory == ()
 
 
 def test_evidence_index_takes_the_best_carrier_per_fact() -> None:
