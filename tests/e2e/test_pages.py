@@ -271,7 +271,8 @@ def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page
     page.get_by_role("button", name="Run sweep").click()
     front = page.get_by_text(re.compile(r"3 trials, \d+ on the front")).first
     expect(front).to_be_visible(timeout=120_000)
-    expect(page.get_by_role("button", name="Use as arm A")).to_be_visible()
+    # the live front drawn while trials run has the same title: wait for the finished view
+    expect(page.get_by_role("button", name="Use as arm A")).to_be_visible(timeout=60_000)
     assert page.locator("[data-testid=stException]").count() == 0
     scroll_to_chart(page, "on the front")
     shoot(page, "ab_tuning_sweep")
