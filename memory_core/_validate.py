@@ -52,6 +52,13 @@ def finite(value: object, field: str, *, low: float | None = None) -> float:
     return number
 
 
+def in_range(value: object, field: str, low: float, high: float) -> float:
+    number = finite(value, field)
+    if not low <= number <= high:
+        raise InputError(field, f"must be in [{low:g}, {high:g}], got {value!r}")
+    return number
+
+
 def positive_int(value: object, field: str, *, high: int = 10_000) -> int:
     number = int(value) if isinstance(value, numbers.Integral) else None
     if isinstance(value, bool) or number is None or not 1 <= number <= high:

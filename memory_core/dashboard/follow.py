@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memory_core.errors import InputError
+from memory_core import _validate as check
 from memory_core.events import (
     EVENT_TYPES,
     AtlasEvent,
@@ -62,12 +62,8 @@ class Followed:
 
 
 def check_every(seconds: float) -> float:
-    low, high = EVERY_RANGE
-    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-        raise InputError("check_every", f"must be a number of seconds, got {seconds!r}")
-    if not low <= seconds <= high:
-        raise InputError("check_every", f"must be in [{low:g}, {high:g}] seconds, got {seconds!r}")
-    return float(seconds)
+    """Seconds between two polls, within ``EVERY_RANGE``."""
+    return check.in_range(seconds, "check_every", *EVERY_RANGE)
 
 
 def poll(db: Database, atlas_id: str, name: str, seen: Followed | None) -> tuple[Followed, bool]:

@@ -13,12 +13,12 @@ last snapshot labelled ``final`` so the dashboard can say the recording stopped.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 from typing import TYPE_CHECKING
 
-from memory_core.errors import AtlasError, InputError
+from memory_core import _validate as check
+from memory_core.errors import AtlasError
 from memory_core.events import AtlasEvent
 from memory_core.store.engine import Database, open_database
 from memory_core.store.recording import (
@@ -187,18 +187,6 @@ class LiveRecorder:
 
 
 def _check(snapshot_every: float, snapshot_events: int, keep_snapshots: int) -> None:
-    if (
-        isinstance(snapshot_every, bool)
-        or not isinstance(snapshot_every, (int, float))
-        or not math.isfinite(snapshot_every)
-        or not 0.1 <= snapshot_every <= 3600
-    ):
-        raise InputError(
-            "snapshot_every", f"must be a number of seconds in [0.1, 3600], got {snapshot_every!r}"
-        )
-    for name, value, high in (
-        ("snapshot_events", snapshot_events, 1_000_000),
-        ("keep_snapshots", keep_snapshots, 1_000),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-            raise InputError(name, f"must be an integer in [1, {high}], got {value!r}")
+    check.in_range(snapshot_every, "snapshot_every", 0.1, 3600)
+    check.positive_int(snapshot_events, "snapshot_events", high=1_000_000)
+    check.positive_int(keep_snapshots, "keep_snapshots", high=1_000)
