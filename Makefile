@@ -30,8 +30,8 @@ chromium: ## Install Debian's chromium for the browser tests when missing
 	  echo "installing chromium (Debian package)"; \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; }
 
-run: $(STAMP) ## Start the dashboard on http://localhost:$(PORT)
-	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+run: $(STAMP) ## Start the dashboard on http://localhost:$(PORT) (loopback; ADDRESS=0.0.0.0 needs users)
+	$(VENV)/bin/streamlit run app.py --server.port $(PORT) --server.address $(or $(ADDRESS),127.0.0.1) --server.headless true --browser.gatherUsageStats false
 
 test: $(STAMP) chromium ## Run the whole suite: unit, integration (MiniLM, SQLite, PostgreSQL), browser
 	$(PY) -m pytest -q -p no:cacheprovider tests

@@ -14,6 +14,7 @@ the file are read at call time, so a test or an operator can change them without
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import tomllib
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ USERS_FILE_ENV = "ATLAS_USERS_FILE"
 """Path of the users TOML file; default ``.streamlit/secrets.toml``."""
 READ_ONLY_ENV = "ATLAS_READ_ONLY"
 """``1`` (or ``true``/``yes``/``on``) disables every mutating action."""
+ALLOW_OPEN_ENV = "ATLAS_ALLOW_OPEN"
+"""``1`` lets the dashboard listen beyond loopback without a users file (trusted networks only)."""
 DEFAULT_USERS_FILE = Path(".streamlit") / "secrets.toml"
 ANONYMOUS = "anonymous"
 MAX_NAME_CHARS = 64
@@ -82,7 +85,11 @@ class UserEntry:
 
 def read_only() -> bool:
     """Whether ``ATLAS_READ_ONLY`` asks for a read-only dashboard (read now)."""
-    return os.environ.get(READ_ONLY_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    return _flag(READ_ONLY_ENV)
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def users_file() -> Path:
@@ -193,3 +200,42 @@ def hash_password(password: str) -> str:
     if len(password.encode("utf-8")) > 72:
         raise InputError("password", "must be at most 72 bytes (bcrypt's limit)")
     return bcrypt.hashpw(password.encode("utf-8"), bcrypt.gensalt(BCRYPT_ROUNDS)).decode("ascii")
+
+
+def loopback(address: str | None) -> bool:
+    """Whether a server bound to ``address`` is reachable from this machine only.
+
+    Streamlit binds every interface when the address is empty, so only an explicit
+    loopback name or address counts.
+    """
+    host = (address or "").strip().strip("[]")
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure_refusal(address: str | None, *, path: Path | None = None) -> str | None:
+    """Why the dashboard must not serve on ``address``, or ``None`` when it may.
+
+    Beyond loopback, every visitor without a users file would be a reviewer who may
+    purge sessions and accept conflicts under any name, and memories hold what people
+    told their agents: so an open address needs users, or an explicit ``ATLAS_ALLOW_OPEN=1``.
+    """
+    if loopback(address) or _flag(ALLOW_OPEN_ENV):
+        return None
+    try:
+        if roles_enabled(path):
+            return None
+    except ConfigError as exc:
+        return f"The users file is broken ({exc}); fix it before serving beyond this machine."
+    where = address or "every network interface"
+    return (
+        f"Refusing to serve on {where} without users: anyone who can reach it could read every "
+        "memory and purge, accept or approve under any name. Add a user with "
+        "`atlas users add NAME --role reviewer` (writes .streamlit/secrets.toml, or "
+        f"${USERS_FILE_ENV}), listen on 127.0.0.1 (the default of `make run`), or set "
+        f"{ALLOW_OPEN_ENV}=1 on a network you trust."
+    )
