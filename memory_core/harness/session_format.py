@@ -11,6 +11,7 @@ shows them all; nothing invalid is ever loaded. The format is described in
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +30,8 @@ DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 DEFAULT_TURN_GAP_SECONDS = 30.0
 _MAX_MESSAGE_CHARS = 240
 _MAX_YEAR = 9998  # leaves room for default turn times and UTC rendering
+SPEAKER_MAX_CHARS = 64
+_SPEAKER_PUNCTUATION = frozenset(" ._'-")
 
 Expect = Literal["recalled", "forgotten"]
 JsonPath = tuple[str | int, ...]
@@ -194,6 +197,12 @@ def validate_file(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> li
 
 
 def _read_json(path: Path, source: str, max_bytes: int) -> Any:
+    return decode_json(read_text(path, source=source, max_bytes=max_bytes), source)
+
+
+def read_text(path: Path, *, source: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """The file as UTF-8 text (a BOM is dropped); too large or unreadable is a ``SessionFormatError``."""
+
     def fail(message: str) -> SessionFormatError:
         return SessionFormatError(source, [f"{source}: $: {message}"])
 
@@ -205,9 +214,16 @@ def _read_json(path: Path, source: str, max_bytes: int) -> Any:
     if len(raw) > max_bytes:
         raise fail(f"file is larger than the limit of {max_bytes} bytes")
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise fail(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def decode_json(text: str, source: str) -> Any:
+    """Strict JSON: no ``NaN``/``Infinity`` and no duplicate keys (one value would be lost)."""
+
+    def fail(message: str) -> SessionFormatError:
+        return SessionFormatError(source, [f"{source}: $: {message}"])
 
     duplicates: list[str] = []
 
@@ -248,7 +264,7 @@ def parse_conversation(data: Any, source: str) -> Conversation:
     found += _semantic_problems(data, times)
     if found:
         found.sort(key=lambda item: _path_key(item[0]))
-        raise SessionFormatError(source, [f"{source}: {_render(p)}: {m}" for p, m in found])
+        raise SessionFormatError(source, [f"{source}: {render_path(p)}: {m}" for p, m in found])
     return _build(data, source, times)
 
 
@@ -306,6 +322,26 @@ def _objects(value: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
     return [(i, item) for i, item in enumerate(items) if isinstance(item, dict)]
 
 
+def is_speaker(name: str) -> bool:
+    """A speaker as people are named in the conversation: ``user``, ``Caroline``, ``Zoë O'Neill``.
+
+    Letters of any script (with their combining marks), digits, spaces and ``. _ ' -``;
+    1 to ``SPEAKER_MAX_CHARS`` characters, starting with a letter or digit, not ending in a space.
+    Kept as said (not lower-cased): questions are about the speaker by name.
+    """
+    if not 0 < len(name) <= SPEAKER_MAX_CHARS or name.endswith(" "):
+        return False
+    if unicodedata.category(name[0])[0] not in "LN":
+        return False
+    return all(unicodedata.category(c)[0] in "LMN" or c in _SPEAKER_PUNCTUATION for c in name)
+
+
+_SPEAKER_HELP = (
+    f"is not a speaker name: 1 to {SPEAKER_MAX_CHARS} letters, digits, spaces or . _ ' -, "
+    "starting with a letter or digit"
+)
+
+
 def _parse_time(value: Any) -> float | None:
     if not isinstance(value, str):
         return None
@@ -333,7 +369,9 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
             return
         first = seen[kind].get(ident)
         if first is not None:
-            found.append((path, f"duplicate {kind} id {ident!r} (first used at {_render(first)})"))
+            found.append(
+                (path, f"duplicate {kind} id {ident!r} (first used at {render_path(first)})")
+            )
         else:
             seen[kind][ident] = path
 
@@ -363,6 +401,13 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
             t_path: JsonPath = (*s_path, "turns", t)
             unique("turn", turn.get("id"), (*t_path, "id"))
             not_empty(turn, "text", t_path)
+            speaker = turn.get("speaker")
+            if (
+                isinstance(speaker, str)
+                and 0 < len(speaker) <= SPEAKER_MAX_CHARS  # else the schema reports it
+                and not is_speaker(speaker)
+            ):
+                found.append(((*t_path, "speaker"), f"{speaker!r} {_SPEAKER_HELP}"))
             raw_at = turn.get("at")
             at = _parse_time(raw_at)
             if raw_at is not None and at is None and isinstance(raw_at, str):
@@ -438,7 +483,7 @@ def _iso(epoch: float) -> str:
     return datetime.fromtimestamp(epoch, UTC).isoformat()
 
 
-def _render(path: JsonPath) -> str:
+def render_path(path: JsonPath) -> str:
     """``("sessions", 0, "id")`` -> ``$.sessions[0].id``."""
     out = "$"
     for part in path:

@@ -206,7 +206,7 @@ SCHEMA_CASES: list[tuple[str, Mutation, str]] = [
     ("text wrong type", _set(("sessions", 0, "turns", 1, "text"), 5), "$.sessions[0].turns[1].text: 5 is not of type 'string'"),
     ("at wrong type", _set(("sessions", 0, "turns", 1, "at"), 17), "$.sessions[0].turns[1].at: 17 is not of type 'string'"),
     ("bad id", _set(("sessions", 1, "id"), "session two"), "$.sessions[1].id: 'session two' does not match"),
-    ("bad speaker", _set(("sessions", 0, "turns", 0, "speaker"), "User"), "$.sessions[0].turns[0].speaker: 'User' does not match"),
+    ("long speaker", _set(("sessions", 0, "turns", 0, "speaker"), "x" * 65), "$.sessions[0].turns[0].speaker: 'xxxxx"),
     ("unknown field", _set(("sessions", 0, "turns", 0, "mood"), "happy"), "$.sessions[0].turns[0]: Additional properties are not allowed ('mood' was unexpected)"),
     ("bad expect", _set(("key_facts", 1, "expect"), "remembered"), "$.key_facts[1].expect: 'remembered' is not one of ['recalled', 'forgotten']"),
     ("no evidence", _set(("key_facts", 0, "evidence"), []), "$.key_facts[0].evidence: [] should be non-empty"),
@@ -235,6 +235,7 @@ SEMANTIC_CASES: list[tuple[str, Mutation, str]] = [
     ("at before start", _set(("sessions", 1, "turns", 0, "at"), "2024-07-23T07:59:00+00:00"), "$.sessions[1].turns[0].at: 2024-07-23T07:59:00+00:00 is before the session start"),
     ("at goes back", _set(("sessions", 0, "turns", 3, "at"), "2024-07-21T09:05:00+00:00"), "$.sessions[0].turns[3].at: 2024-07-21T09:05:00+00:00 is before the previous turn at 2024-07-21T09:10:00+00:00"),
     ("sessions out of order", _set(("sessions", 1, "started_at"), "2024-07-21T09:08:00+00:00"), "$.sessions[1].started_at: session starts at 2024-07-21T09:08:00+00:00, before the previous session's last turn"),
+    ("speaker with a symbol", _set(("sessions", 0, "turns", 0, "speaker"), "user!"), "$.sessions[0].turns[0].speaker: 'user!' is not a speaker name"),
     ("empty turn text", _set(("sessions", 0, "turns", 0, "text"), "  \n"), "$.sessions[0].turns[0].text: text is empty"),
     ("empty fact", _set(("key_facts", 0, "fact"), ""), "$.key_facts[0].fact: fact is empty"),
     ("empty probe", _set(("key_facts", 1, "probe"), " "), "$.key_facts[1].probe: probe is empty"),
@@ -456,3 +457,33 @@ def test_random_byte_damage_loads_or_raises_session_format_error(
             sf.load_conversation(path)
         except SessionFormatError as exc:
             assert exc.problems
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "user",
+        "assistant",
+        "Caroline",
+        "Zoë O'Neill",
+        "J. R. R. Tolkien",
+        "プリヤ",
+        "प्रिया",
+        "bot_2",
+        "x" * 64,
+    ],
+)
+def test_display_names_are_speakers_as_said(name: str) -> None:
+    doc = make_doc()
+    doc["sessions"][0]["turns"][0]["speaker"] = name
+    assert sf.parse_conversation(doc, "f.json").sessions[0].turns[0].speaker == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", " user", "user ", "-dash", "a/b", "tab\tname", "emoji😀", "x" * 65]
+)
+def test_names_with_symbols_or_bad_edges_are_not_speakers(name: str) -> None:
+    assert not sf.is_speaker(name)
+    doc = make_doc()
+    doc["sessions"][0]["turns"][0]["speaker"] = name
+    assert any("$.sessions[0].turns[0].speaker" in p for p in problems_of(doc))
