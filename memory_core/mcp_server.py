@@ -15,6 +15,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.attribution import attributed
 from memory_core.errors import AtlasError
 from memory_core.model import MemoryNode, RetrievalHit
 
@@ -80,7 +81,10 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
     """An MCP server bound to ``atlas`` (transport chosen by the caller's ``run``)."""
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version="0.1.0")
 
-    @server.tool(description="Store a memory (fact, preference, decision, event) in a session.")
+    @server.tool(
+        description="Store a memory (fact, preference, decision, event) in a session; "
+        "name the speaker ('user', a person's name) so questions about who said what find it."
+    )
     def memory_write(
         content: str,
         session_id: str = "default",
@@ -91,13 +95,15 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
         ttl_hours: float | None = None,
         pinned: bool = False,
         links_to: list[str] | None = None,
+        speaker: str | None = None,
     ) -> dict[str, Any]:
+        meta = metadata if speaker is None else {**(metadata or {}), "speaker": speaker}
         node = _guard(
             lambda: atlas.add(
-                content,
+                attributed(content, speaker),
                 session_id=session_id,
                 kind=kind,
-                metadata=metadata,
+                metadata=meta,
                 importance=importance,
                 confidence=confidence,
                 ttl_hours=ttl_hours,

@@ -21,6 +21,7 @@ from memory_core.agent.context import FORMATS, estimate_tokens, within_budget
 from memory_core.agent.llm import ChatMessage, LLMClient, RuleBasedResponder
 from memory_core.agent.remember import REMEMBER_POLICIES, RememberPolicy
 from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.attribution import attributed
 from memory_core.errors import InputError
 from memory_core.model import MemoryNode, RetrievalHit
 
@@ -181,8 +182,9 @@ class MemoryAgent:
         if not self._remember(text, meta):
             return None
         links = [h.node.id for h in hits[: self.settings.link_top] if h.node.id in self.atlas]
+        speaker = meta.get("speaker")
         return self.atlas.add(
-            text,
+            attributed(text, speaker if isinstance(speaker, str) else None),
             session_id=self.session_id,
             metadata=meta,
             provenance=tuple(provenance),

@@ -35,6 +35,7 @@ from memory_core.events import (
     MemoryEvicted,
     SummaryCreated,
 )
+from memory_core.index.lexical import LexicalIndex
 from memory_core.model import EvictionReason
 
 
@@ -494,6 +495,78 @@ class RandomPolicy(_Baseline):
         return self.rng.randrange(len(self.mem))
 
 
+class HybridPolicy(_Baseline):
+    """The strong simple retriever every engine number is held against.
+
+    Plain BM25 and plain dense cosine over the same texts and vectors, each cut to its
+    ``HYBRID_DEPTH`` best, fused by reciprocal rank (constant ``HYBRID_RRF_K``): what a
+    careful engineer writes in ten lines. No weights, no decay, no reinforcement; at
+    ``max_nodes`` it forgets the oldest memory (``hybrid`` with a limit is hybrid-fifo).
+    """
+
+    name = "hybrid"
+
+    def __init__(self, config: AtlasConfig, embedder: Embedder, clock: Clock) -> None:
+        super().__init__(config, embedder, clock)
+        self.lexical = LexicalIndex()
+
+    def add(
+        self,
+        text: str,
+        vector: np.ndarray,
+        *,
+        turn_id: str,
+        session_id: str,
+        links_to: Sequence[str],
+        metadata: Mapping[str, Any],
+    ) -> str:
+        node_id = super().add(
+            text,
+            vector,
+            turn_id=turn_id,
+            session_id=session_id,
+            links_to=links_to,
+            metadata=metadata,
+        )
+        self.lexical.add(self._tick, text)
+        return node_id
+
+    def retrieve(
+        self,
+        text: str,
+        vector: np.ndarray,
+        *,
+        top_k: int,
+        session_id: str | None,
+        reinforce: bool,
+    ) -> list[Hit]:
+        m, n = self.mem, len(self.mem)
+        if n == 0:
+            return []
+        depth = min(HYBRID_DEPTH, n)
+        dense_rows = m.top(m.cosine(vector), depth)
+        _, lexical_seqs = self.lexical.search(text, depth)
+        fused: dict[int, float] = {}
+        for rank, row in enumerate(dense_rows.tolist()):
+            fused[row] = 1.0 / (HYBRID_RRF_K + rank + 1)
+        for rank, seq in enumerate(lexical_seqs.tolist()):
+            row = m.row_of[f"{self.name}-{seq}"]
+            fused[row] = fused.get(row, 0.0) + 1.0 / (HYBRID_RRF_K + rank + 1)
+        best = sorted(fused, key=lambda r: (-fused[r], int(m.seq[r])))[:top_k]
+        return [self._hit(row, fused[row]) for row in best]
+
+    def _victim(self) -> int:
+        return int(np.argmin(self.mem.seq[: len(self.mem)]))
+
+    def _evict(self, row: int, reason: EvictionReason) -> None:
+        self.lexical.remove(int(self.mem.seq[row]))
+        super()._evict(row, reason)
+
+
+HYBRID_DEPTH = 50
+HYBRID_RRF_K = 60.0
+
+
 # The first seed's constants, kept literal: the baseline is the seed "as written".
 SEED_BOOST = 1.2
 SEED_CAP = 3.0
@@ -631,8 +704,9 @@ POLICIES: dict[str, PolicyFactory] = {
     "random": RandomPolicy,
     "unlimited": UnlimitedPolicy,
     "seed-linear": SeedLinearPolicy,
+    "hybrid": HybridPolicy,
 }
-BASELINES: tuple[str, ...] = ("fifo", "lru", "random", "unlimited", "seed-linear")
+BASELINES: tuple[str, ...] = ("fifo", "lru", "random", "unlimited", "seed-linear", "hybrid")
 
 
 def make_policy(name: str, config: AtlasConfig, embedder: Embedder, clock: Clock) -> MemoryPolicy:

@@ -3,7 +3,8 @@
 The loop, per turn (the first seed's agent loop, section 4.1, on a simulated clock):
 
 1. set the ``ManualClock`` to the turn's time (sessions months apart are months apart);
-2. retrieve the ``context_k`` best memories with the turn's text as the query — an
+2. retrieve the ``context_k`` best memories with the turn's text (as stored: with its
+   speaker, see ``memory_text``) as the query — an
    access, so hits are reinforced; scoped to the turn's session plus other sessions;
 3. if a write filter is given and declines the turn, stop here;
 4. add the turn with provenance ``(turn id,)`` and ``links_to`` the ``link_top`` best
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_core.attribution import attributed
 from memory_core.clock import ManualClock
 from memory_core.config import AtlasConfig
 from memory_core.embedding.base import Embedder, embed_checked
@@ -47,7 +49,7 @@ from memory_core.harness.metrics import (
     weight_percentiles,
 )
 from memory_core.harness.policies import POLICIES, MemoryPolicy, make_policy
-from memory_core.harness.session_format import Conversation
+from memory_core.harness.session_format import Conversation, Turn
 
 WriteFilter = Callable[[str, Mapping[str, Any]], bool]
 
@@ -149,9 +151,15 @@ def harness_embedder(name: str = "minilm") -> Embedder:
     return factory()
 
 
+def memory_text(turn: Turn) -> str:
+    """What a turn is stored as: the utterance with who said it (``attribution``)."""
+    return attributed(turn.text, turn.speaker)
+
+
 def conversation_texts(conversation: Conversation) -> list[str]:
     """Every text a replay embeds: turns and probes, each once, in first-seen order."""
-    texts = [t.text for t in conversation.turns()] + [f.probe for f in conversation.key_facts]
+    texts = [memory_text(t) for t in conversation.turns()]
+    texts += [f.probe for f in conversation.key_facts]
     return list(dict.fromkeys(texts))
 
 
@@ -196,14 +204,15 @@ def replay_conversation(
     for session in conversation.sessions:
         for turn in session.turns:
             clock.set(max(turn.at, clock.now()))
-            vector = vectors[turn.text]
+            text = memory_text(turn)
+            vector = vectors[text]
             hits = policy.retrieve(
-                turn.text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
+                text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
             )
             meta = {"speaker": turn.speaker}
-            if write_filter is None or write_filter(turn.text, meta):
+            if write_filter is None or write_filter(text, meta):
                 stored[turn.id] = policy.add(
-                    turn.text,
+                    text,
                     vector,
                     turn_id=turn.id,
                     session_id=session.id,

@@ -238,4 +238,4 @@ def test_atlas_policy_skips_links_to_evicted_memories() -> None:
 
 
 def test_registry_lists_every_policy() -> None:
-    assert set(POLICIES) == {"atlas", "fifo", "lru", "random", "unlimited", "seed-linear"}
+    assert set(POLICIES) == {"atlas", "fifo", "lru", "random", "unlimited", "seed-linear", "hybrid"}
