@@ -13,6 +13,7 @@ from memory_core.errors import AtlasError
 COMMAND_MODULES: tuple[str, ...] = (
     "config",
     "validate",
+    "import_cmd",
     "knowledge",
     "eval_conflicts",
     "mcp",

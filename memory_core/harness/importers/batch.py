@@ -1,0 +1,83 @@
+"""A batch of imports, all or nothing: every file converted and validated before one is written.
+
+Nothing half-written ever lands in the output folder: files are written into a temporary
+folder inside it and then renamed into place, and existing files are only replaced when the
+caller says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from memory_core.errors import InputError, SessionFormatError
+from memory_core.harness.importers.base import ImportedConversation, Importer, ImportOptions
+from memory_core.harness.session_format import Conversation, parse_conversation
+
+
+def import_files(
+    importer: Importer, paths: Iterable[Path], options: ImportOptions
+) -> list[tuple[ImportedConversation, Conversation]]:
+    """Convert and validate every file; the problems of all files are raised together.
+
+    Conversation ids must be unique across the batch because they name the output files.
+    """
+    done: list[tuple[ImportedConversation, Conversation]] = []
+    problems: list[str] = []
+    first_source: dict[str, str] = {}
+    for path in paths:
+        try:
+            imported = importer(path, options)
+        except SessionFormatError as exc:
+            problems.extend(exc.problems)
+            continue
+        for item in imported:
+            try:
+                checked = parse_conversation(item.data, item.source)
+            except SessionFormatError as exc:
+                problems.extend(f"converted {p}" for p in exc.problems)
+                continue
+            if item.id in first_source:
+                problems.append(
+                    f"{item.source}: conversation id {item.id!r} is already used by "
+                    f"{first_source[item.id]} (both would be written to {item.id}.json)"
+                )
+                continue
+            first_source[item.id] = item.source
+            done.append((item, checked))
+    if problems:
+        raise SessionFormatError("import", problems)
+    return done
+
+
+def write_conversations(
+    conversations: Iterable[ImportedConversation], out: Path, *, force: bool = False
+) -> list[Path]:
+    """Write ``<id>.json`` files into ``out``; refuses to replace files unless ``force``."""
+    items = list(conversations)
+    targets = [out / f"{item.id}.json" for item in items]
+    if out.exists() and not out.is_dir():
+        raise InputError("out", f"{out} exists and is not a folder")
+    existing = [t.name for t in targets if t.exists()]
+    if existing and not force:
+        shown = ", ".join(existing[:5]) + (" ..." if len(existing) > 5 else "")
+        raise InputError(
+            "out",
+            f"{len(existing)} file(s) already exist in {out} ({shown}); "
+            "pass --force to overwrite them",
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".atlas-import-", dir=out))
+    try:
+        for item, target in zip(items, targets, strict=True):
+            text = json.dumps(item.data, indent=1, ensure_ascii=False) + "\n"
+            (staging / target.name).write_text(text, encoding="utf-8")
+        for target in targets:
+            os.replace(staging / target.name, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return targets
