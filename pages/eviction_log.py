@@ -66,6 +66,17 @@ if not from_db and len(times) >= 2 and times[-1] - times[0] >= 60:
     )
     if picked != (low, high):
         since, until = picked
+erased = sum(r.erased for r in memory_rows)
+show_erased = (
+    not from_db
+    and erased > 0
+    and st.checkbox(
+        f"Show {erased} evictions whose text was erased",
+        key="evictions_erased",
+        help="A purged session (the demo's Reset too) keeps only when, why and at what weight: "
+        "its text is gone, so these rows can be neither searched nor restored.",
+    )
+)
 s1, s2, s3 = st.columns(3)
 sort_options = DB_SORT_KEYS if from_db else SORT_KEYS
 sort_by = s1.selectbox("Sort by", sort_options, key="evictions_sort")
@@ -83,6 +94,7 @@ try:
         descending=descending,
         page=state.eviction_page,
         page_size=page_size,
+        include_erased=show_erased,
     )
     page = (
         query_database(db.events, query, atlas_id=agent.atlas_id if agent else None)
@@ -102,7 +114,7 @@ st.caption(
     + (" · in this run: " + ", ".join(f"{k} {v}" for k, v in counts.items()) if counts else "")
 )
 if page.rows:
-    st.dataframe([r.as_record() for r in page.rows], hide_index=True, width="stretch")
+    st.dataframe([r.display_record() for r in page.rows], hide_index=True, width="stretch")
 else:
     st.info(
         "No eviction matches. Play the demo for a minute, or skip ahead on the Live graph page."

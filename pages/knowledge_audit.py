@@ -19,6 +19,7 @@ from memory_core.dashboard.knowledge_view import (
     edit_changes,
     error_rows,
     filter_items,
+    import_summary,
     import_upload,
     item_label,
     item_row,
@@ -149,9 +150,8 @@ with tab_import:  # before reading, so the tables below already show what it add
     imported = st.session_state.get(AuditKeys.IMPORTED)
     if imported is not None:
         _, name, report = imported
-        rejected = len(report.rejected_rows)
-        message = f"{name}: {len(report.imported)} rows imported, {rejected} rows rejected."
-        (st.warning if rejected else st.success)(literal(message))
+        message = import_summary(name, report)
+        (st.warning if report.rejected_rows else st.success)(literal(message))
         if report.errors:
             st.dataframe(error_rows(report), hide_index=True, width="stretch")
 

@@ -30,6 +30,9 @@ SortKey = Literal["at", "weight", "session_id", "reason", "age_hours"]
 SORT_KEYS: tuple[SortKey, ...] = ("at", "weight", "session_id", "reason", "age_hours")
 DB_SORT_KEYS = ("at", "session_id", "reason")
 MAX_PAGE_SIZE = 1_000
+ERASED_TEXT = "(text erased with its purged session)"
+NOT_FORGETTING = frozenset({EvictionReason.SESSION_PURGE.value})
+"""Removals that are not forgetting: a purge (a Reset of the demo) erases on purpose."""
 CSV_COLUMNS = (
     "evicted_at",
     "node_id",
@@ -68,6 +71,11 @@ class EvictionRow:
     def restorable(self) -> bool:
         return bool(self.content and self.content.strip())
 
+    @property
+    def erased(self) -> bool:
+        """No text was kept (a purged session, or a log policy that stores none)."""
+        return not self.restorable
+
     def as_record(self) -> dict[str, Any]:
         return {
             "evicted_at": to_datetime(self.at).isoformat(timespec="seconds"),
@@ -80,6 +88,10 @@ class EvictionRow:
             "access_count": self.access_count,
             "content": self.content,
         }
+
+    def display_record(self) -> dict[str, Any]:
+        """``as_record`` for the table on screen: erased text says so instead of a blank."""
+        return {**self.as_record(), "content": ERASED_TEXT if self.erased else self.content}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +107,8 @@ class EvictionQuery:
     descending: bool = True
     page: int = 0
     page_size: int = 25
+    include_erased: bool = False
+    """Rows without text can be neither searched nor restored: hidden unless asked for."""
 
     def __post_init__(self) -> None:
         for reason in self.reasons:
@@ -121,6 +135,7 @@ class EvictionQuery:
             and (self.since is None or row.at >= to_epoch(self.since))
             and (self.until is None or row.at < to_epoch(self.until))
             and (not needle or (row.content is not None and needle in row.content.casefold()))
+            and (self.include_erased or not row.erased)
         )
 
 
@@ -146,7 +161,7 @@ def row_from_event(event: MemoryEvicted) -> EvictionRow:
         weight=event.weight,
         age_hours=max(0.0, (event.at - event.created_at) / 3600.0),
         access_count=event.access_count,
-        content=event.content,
+        content=event.content or None,  # a purged session's row keeps no text
         metadata=dict(event.metadata),
         provenance=tuple(event.provenance),
     )
@@ -236,6 +251,12 @@ def to_csv(rows: Sequence[EvictionRow]) -> bytes:
     for row in rows:
         writer.writerow({k: _cell(v) for k, v in row.as_record().items()})
     return out.getvalue().encode("utf-8")
+
+
+def forgotten_total(stats: dict[str, Any]) -> int:
+    """Evictions from ``atlas.stats()`` that were forgetting, i.e. not a purge on purpose."""
+    by_reason: dict[str, int] = stats.get("evicted", {})
+    return sum(n for reason, n in by_reason.items() if reason not in NOT_FORGETTING)
 
 
 def reason_counts(rows: Iterable[EvictionRow]) -> dict[str, int]:

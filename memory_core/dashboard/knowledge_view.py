@@ -390,4 +390,28 @@ def import_upload(kb: KnowledgeBase, name: str, data: bytes, *, identity: Identi
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"upload{suffix}"
         path.write_bytes(data)
-        return import_file(kb, path, actor=actor)
+        try:
+            return import_file(kb, path, actor=actor)
+        except UnicodeDecodeError:
+            raise InputError("file", f"{name} is not UTF-8 text") from None
+        except InputError as exc:  # name the upload, not the server's temporary file
+            raise InputError(exc.field, exc.problem.replace(str(path), name)) from exc
+
+
+def import_summary(name: str, report: ImportReport, *, shown: int = 3) -> str:
+    """One line saying what an import did and, when rows were refused, why."""
+
+    def rows(n: int) -> str:
+        return f"{n} row{'' if n == 1 else 's'}"
+
+    text = f"{name}: {rows(len(report.imported))} imported"
+    rejected = report.rejected_rows
+    if not rejected:
+        return text + "."
+    reasons = "; ".join(str(e) for e in report.errors[:shown])
+    more = len(report.errors) - shown
+    return (
+        f"{text}, {rows(len(rejected))} rejected: {reasons}"
+        + (f"; and {more} more problems (table below)" if more > 0 else "")
+        + "."
+    )

@@ -13,6 +13,7 @@ import streamlit as st
 
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.buffer import EventBuffer
+from memory_core.dashboard.eviction_view import forgotten_total
 from memory_core.dashboard.filters import NodeFilter
 from memory_core.dashboard.follow import recorded_node_events
 from memory_core.dashboard.graph_view import (
@@ -114,7 +115,12 @@ def counters(atlas: ElasticMemoryAtlas, *, per_row: int = 4) -> None:
     c1, c2, c3, c4 = cells
     c1.metric("Memories", stats["nodes"])
     c2.metric("Links", stats["edges"])
-    c3.metric("Evicted", stats["evicted_total"])
+    c3.metric(
+        "Evicted",
+        forgotten_total(stats),
+        help="Memories forgotten by decay, capacity, expiry or merging; purged sessions "
+        "(the demo's Reset) are erased on purpose and not counted.",
+    )
     c4.metric("Mean weight", f"{stats['weight_mean']:.2f}")
 
 

@@ -163,8 +163,10 @@ def _snapshot_upload() -> None:
         current = state.loaded
         if current is None or current.label != label:
             try:
-                atlas = load_snapshot_bytes(upload.getvalue(), live_system().atlas.embedder)
-            except (AtlasError, OSError, ValueError) as exc:
+                atlas = load_snapshot_bytes(
+                    upload.getvalue(), live_system().atlas.embedder, name=upload.name
+                )
+            except AtlasError as exc:
                 st.error(f"Not a readable snapshot: {exc}")
                 return
             state.loaded = LoadedAtlas(atlas, label, AtlasSource.SNAPSHOT)

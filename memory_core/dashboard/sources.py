@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.embedding.base import Embedder
-from memory_core.errors import InputError
+from memory_core.errors import AtlasError, InputError
 
 if TYPE_CHECKING:
     from memory_core.store.records import SnapshotInfo
@@ -17,16 +17,38 @@ if TYPE_CHECKING:
 MAX_UPLOAD_BYTES = 512 * 1024 * 1024
 
 
-def load_snapshot_bytes(data: bytes, embedder: Embedder) -> ElasticMemoryAtlas:
-    """Rebuild an atlas from the bytes of a snapshot file (upload or database)."""
+def load_snapshot_bytes(
+    data: bytes, embedder: Embedder, *, name: str = "the file"
+) -> ElasticMemoryAtlas:
+    """Rebuild an atlas from the bytes of a snapshot file (upload or database).
+
+    Errors name ``name``, never the temporary file on the server, and a file no library
+    could read says so plainly instead of passing on the library's advice (NumPy's
+    ``allow_pickle``, zip internals).
+
+    Raises:
+        InputError: empty, too large, or not a snapshot ``load_snapshot`` accepts.
+    """
     if not data:
-        raise InputError("snapshot", "the file is empty")
+        raise InputError("snapshot", f"{name} is empty")
     if len(data) > MAX_UPLOAD_BYTES:
         raise InputError("snapshot", f"is {len(data)} bytes; at most {MAX_UPLOAD_BYTES} allowed")
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "snapshot.npz"
         path.write_bytes(data)
-        return ElasticMemoryAtlas.load_snapshot(path, embedder=embedder)
+        try:
+            return ElasticMemoryAtlas.load_snapshot(path, embedder=embedder)
+        except AtlasError as exc:
+            cause = exc.__cause__
+            if cause is not None and not isinstance(cause, AtlasError):
+                raise InputError(
+                    "snapshot",
+                    f"{name} is not an Elastic Atlas snapshot (a .npz file written by "
+                    "save_snapshot or the recorder)",
+                ) from exc
+            raise InputError("snapshot", str(exc).replace(str(path), name)) from exc
+        except Exception as exc:  # anything a library raised past the loader
+            raise InputError("snapshot", f"{name} could not be read as a snapshot") from exc
 
 
 def recorded_snapshots(store: Store, limit: int = 200) -> list[SnapshotInfo]:
@@ -42,4 +64,6 @@ def snapshot_label(info: SnapshotInfo) -> str:
 
 
 def load_recorded(store: Store, snapshot_id: str, embedder: Embedder) -> ElasticMemoryAtlas:
-    return load_snapshot_bytes(store.snapshots.data(snapshot_id), embedder)
+    return load_snapshot_bytes(
+        store.snapshots.data(snapshot_id), embedder, name=f"snapshot {snapshot_id}"
+    )

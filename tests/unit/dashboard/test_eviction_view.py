@@ -54,7 +54,7 @@ def test_sorting_and_paging() -> None:
 
 
 def test_missing_values_sort_last() -> None:
-    rows = [row(1), EvictionRow(2_000.0, "mx", "s1", "orphan", "session", None, None, None, None)]
+    rows = [row(1), EvictionRow(2_000.0, "mx", "s1", "orphan", "session", None, None, None, "x")]
     assert [r.node_id for r in matching_rows(rows, EvictionQuery(sort_by="weight"))] == [
         "m01",
         "mx",
@@ -135,3 +135,22 @@ def test_database_log_filters_pages_and_maps_rows(tmp_path) -> None:  # type: ig
             query_database(events, EvictionQuery(sort_by="weight"))
     finally:
         system.close()
+
+
+def test_purged_rows_are_erased_hidden_by_default_and_say_so(atlas: ElasticMemoryAtlas) -> None:
+    from memory_core.dashboard.buffer import EventBuffer
+    from memory_core.dashboard.eviction_view import ERASED_TEXT, forgotten_total, query_events
+
+    buffer = EventBuffer()
+    atlas.subscribe(buffer)
+    atlas.add("my passport number is X123", session_id="private")
+    atlas.add("keep this one", session_id="other")
+    atlas.end_session("private", mode="purge")
+    events = [e for e in buffer.events(types=("evicted",)) if isinstance(e, MemoryEvicted)]
+    (purged,) = [row_from_event(e) for e in events]
+    assert purged.erased and purged.content is None and not purged.restorable
+    assert purged.display_record()["content"] == ERASED_TEXT
+    assert query_events(events, EvictionQuery()).total == 0
+    assert query_events(events, EvictionQuery(include_erased=True)).rows == (purged,)
+    stats = atlas.stats()
+    assert stats["evicted_total"] == 1 and forgotten_total(stats) == 0  # a purge is not forgetting

@@ -93,3 +93,8 @@ def test_app_on_an_open_address_without_users_shows_only_the_refusal(open_app: A
     assert not open_app.exception
     assert len(open_app.error) == 1 and "atlas users add" in open_app.error[0].value
     assert not open_app.sidebar.radio  # nothing else rendered: no atlas, no actions
+
+
+def test_unexpected_errors_show_no_traceback_in_the_browser() -> None:
+    client = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["client"]
+    assert client["showErrorDetails"] in {"type", "none"}

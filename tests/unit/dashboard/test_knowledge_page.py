@@ -235,7 +235,8 @@ def test_import_shows_row_level_errors(app: AppTest) -> None:
     app.file_uploader(key=AuditKeys.UPLOAD).set_value(("policies.csv", data, "text/csv")).run()
     button(app, "Import").click().run()
     assert not app.exception, app.exception
-    assert any("1 rows imported, 2 rows rejected" in plain(w.value) for w in app.warning)
+    why = "1 row imported, 2 rows rejected: row 2: confidence: 1.7 is greater than the maximum"
+    assert any(why in plain(w.value) for w in app.warning)
     errors = next(
         df.value for df in app.dataframe if list(df.value.columns) == ["row", "field", "problem"]
     )
@@ -403,3 +404,18 @@ def test_literal_escapes_all_markdown_punctuation() -> None:
     escaped = literal(text)
     assert plain(escaped) == text
     assert not re.search(r"(?<!\\)[\[\]()*_`:$<>#]", escaped)
+
+
+def test_import_errors_say_why_and_name_the_upload(desk: tuple[KnowledgeBase, Database]) -> None:
+    from memory_core.dashboard.knowledge_view import import_summary
+
+    kb, _ = desk
+    frank = reviewer("frank")
+    report = import_upload(kb, "items.json", b'[{"key": "policy.x"}]', identity=frank)
+    summary = import_summary("items.json", report)
+    assert summary.startswith("items.json: 0 rows imported, 1 row rejected: row 1: content: ")
+    with pytest.raises(InputError) as broken:
+        import_upload(kb, "mine.json", b"{bad", identity=frank)
+    assert "mine.json is not JSON" in str(broken.value) and "/tmp" not in str(broken.value)
+    with pytest.raises(InputError, match=r"mine\.json is not UTF-8 text"):
+        import_upload(kb, "mine.json", b"\xff\xfe\x00", identity=frank)

@@ -174,3 +174,17 @@ def test_eviction_log_filters_and_restores(app: AppTest) -> None:
     assert len(atlas) == 2 and keep.id in atlas
     again = next(b for b in app.button if b.label == "Restore into the live atlas")
     assert again.disabled  # restoring twice is impossible
+
+
+def test_demo_reset_is_not_an_eviction_and_its_rows_are_marked_erased(app: AppTest) -> None:
+    go(app, "pages/demo_player.py")
+    for _ in range(4):
+        next(b for b in app.button if b.label == "Step").click().run()
+    next(b for b in app.button if b.label == "Reset").click().run()
+    assert metric(app, "Memories") == "0" and metric(app, "Evicted") == "0"
+    app.switch_page("pages/eviction_log.py")
+    app.run()
+    assert any("No eviction matches" in str(i.value) for i in app.info)
+    app.checkbox(key="evictions_erased").check().run()
+    assert set(app.dataframe[0].value["content"]) == {"(text erased with its purged session)"}
+    assert any("No restorable eviction" in str(c.value) for c in app.caption)
