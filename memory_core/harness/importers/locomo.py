@@ -92,7 +92,13 @@ def _sample(sample: At, conv: At, file_stem: str, options: ImportOptions) -> Imp
     if not numbers:
         raise conv.error("expected at least one session_N list of turns")
     drafts = [_session(conv, n) for n in numbers]
-    known = {turn["id"] for draft in drafts for turn in draft.turns}
+    known: set[str] = set()
+    for n, draft in zip(numbers, drafts, strict=True):
+        for t, turn in enumerate(draft.turns):
+            if turn["id"] in known:
+                at = conv.get(f"session_{n}").items()[t].get("dia_id")
+                raise at.error(f"duplicate dia_id {turn['id']!r}; turn ids must be unique")
+            known.add(turn["id"])
     facts: list[dict[str, Any]] = []
     dropped_evidence = dropped_facts = unanswerable = 0
     for index, qa in enumerate(sample.get("qa").items()):

@@ -52,7 +52,7 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
     question = inst.get("question").text()
     answer = inst.get("answer").scalar_text()
     asked = inst.get("question_date")
-    _date(asked)
+    _date(asked)  # checked only: the format has no place for when the probe is asked
     dates = inst.get("haystack_dates").items()
     sessions = inst.get("haystack_sessions").items()
     if len(dates) != len(sessions):
@@ -69,7 +69,8 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
     built: list[DraftSession] = []
     evidence: list[str] = []
     skipped = 0
-    for s, (start, _, date, turns) in enumerate(drafts, start=1):
+    for start, _, date, turns in drafts:
+        s = len(built) + 1
         kept: list[dict[str, Any]] = []
         for turn in turns:
             content = turn.get("content").string()
@@ -88,16 +89,8 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
         raise inst.get("haystack_sessions").error("expected at least one turn with content")
 
     abstention = question_id.endswith(ABSTENTION_SUFFIX)
-    facts: list[dict[str, Any]] = []
-    dropped_facts = 0
-    if abstention and not options.include_unanswerable:
-        pass
-    elif evidence:
-        facts.append(
-            {"id": atlas_id(question_id), "fact": answer, "evidence": evidence, "probe": question}
-        )
-    else:
-        dropped_facts = 1
+    asked_for = options.include_unanswerable or not abstention
+    fact = {"id": atlas_id(question_id), "fact": answer, "evidence": evidence, "probe": question}
     where = inst.source + (f" {render_path(inst.path)}" if inst.path else "")
     return ImportedConversation(
         data=conversation(
@@ -106,10 +99,10 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
             description=f"{question_type} question asked {asked.value}; imported from "
             f"{Path(inst.source).name}",
             sessions=chain_sessions(built),
-            facts=facts,
+            facts=[fact] if asked_for and evidence else [],
         ),
         source=where,
-        dropped_facts=dropped_facts,
+        dropped_facts=int(asked_for and not evidence),
         unanswerable=int(abstention),
         skipped_messages=skipped,
     )

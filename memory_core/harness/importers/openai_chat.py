@@ -197,6 +197,10 @@ def _content(at: At) -> str:
     """A string, or the text parts of a list of content parts; ``null`` (a tool call) is empty."""
     if at.value is None or isinstance(at.value, str):
         return at.value or ""
+    if not isinstance(at.value, list):
+        raise at.error(
+            f"expected a string, a list of content parts or null, got {describe(at.value)}"
+        )
     parts = []
     for part in at.items():
         if not isinstance(part.value, dict):
