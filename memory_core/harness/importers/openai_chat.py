@@ -63,17 +63,18 @@ def _conversation(
     given_id = conv.opt("id")
     conv_id = atlas_id(given_id.scalar_text() if given_id is not None else fallback_id)
     metadata = conv.opt("metadata")
-    title_at = (
-        metadata.opt("title") if metadata is not None and isinstance(metadata.value, dict) else None
-    )
+    if metadata is not None:
+        metadata.fields()  # raises unless an object
+    title_at = metadata.opt("title") if metadata is not None else None
     messages_at = conv.get("messages")
     messages = messages_at.items()
     if not messages:
         raise messages_at.error("expected at least one message")
 
-    kept: list[tuple[At, dict[str, Any], datetime | None, Any]] = []
+    kept: list[tuple[At, dict[str, Any], datetime | None, str | None]] = []
     skipped = 0
     any_session = False
+    session: str | None = None  # a message without the field stays in the current session
     last_time: datetime | None = None
     for message in messages:
         role = message.get("role").text()
@@ -89,8 +90,9 @@ def _conversation(
                     "messages must be in the order they were said"
                 )
             last_time = moment
-        session = _session_key(message)
-        any_session = any_session or session is not None
+        key = _session_key(message)
+        any_session = any_session or key is not None
+        session = key if key is not None else session
         content = _content(message.get("content"))
         if (role in PLUMBING_ROLES and not options.include_system) or not content.strip():
             skipped += 1
@@ -103,7 +105,7 @@ def _conversation(
             "expected at least one user or assistant message with text "
             "(system and tool messages are left out unless --include-system)"
         )
-    drafts = _sessions(kept, any_session, options.session_gap, _start(conv))
+    drafts = _sessions(kept, any_session, options.session_gap, _time(conv))
     return ImportedConversation(
         data=conversation(
             conv_id=conv_id,
@@ -137,15 +139,15 @@ def _sessions(
         timed = moment if moment is not None else timed
         filled.append(timed)
     groups: list[list[int]] = []
-    current: str | None = None
-    for i, (_, _, _, key) in enumerate(kept):
-        if by_field:
-            split = key is not None and key != current
-            current = key if key is not None else current
+    for i, (_, _, _, session) in enumerate(kept):
+        if not i:
+            split = True
+        elif by_field:
+            split = session != kept[i - 1][3]
         else:
-            before, now = (filled[i - 1], filled[i]) if i else (None, None)
+            before, now = filled[i - 1], filled[i]
             split = before is not None and now is not None and (now - before).total_seconds() >= gap
-        if not groups or (split and groups[-1]):
+        if split:
             groups.append([])
         groups[-1].append(i)
     drafts = []
@@ -208,7 +210,3 @@ def _content(at: At) -> str:
         if part.opt("text") is not None:
             parts.append(part.get("text").string())
     return "\n".join(p for p in parts if p.strip())
-
-
-def _start(conv: At) -> datetime | None:
-    return _time(conv)

@@ -68,6 +68,16 @@ def test_session_field_wins_over_time(tmp_path: Path) -> None:
     assert [len(s.turns) for s in conv.sessions] == [1, 1, 2]
 
 
+def test_a_left_out_message_can_still_open_a_session(tmp_path: Path) -> None:
+    data = {"messages": [
+        {"role": "user", "content": "first", "session": "a"},
+        {"role": "system", "content": "new chat", "session": "b"},
+        {"role": "user", "content": "second"},
+    ]}  # fmt: skip
+    [(_, conv)] = convert("openai-chat", write(tmp_path, "c.json", data))
+    assert [[t.text for t in s.turns] for s in conv.sessions] == [["first"], ["second"]]
+
+
 def test_jsonl_one_conversation_per_line(tmp_path: Path) -> None:
     untimed = {
         "messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}]
@@ -110,6 +120,8 @@ BAD: list[tuple[str, Callable[[Any], None], str]] = [
     ("time runs backwards", _set(("messages", 4, "timestamp"), T0), "$.messages[4].timestamp: 2023-11-14T22:13:20+00:00 is before the previous message's time"),
     ("bad name", _set(("messages", 1, "name"), "<Dana>"), "$.messages[1].name: speaker '<Dana>' is not a name"),
     ("only system", _set(("messages",), [{"role": "system", "content": "x"}]), "$.messages: expected at least one user or assistant message with text"),
+    ("metadata not an object", _set(("metadata",), "x"), "$.metadata: expected an object, got a string ('x')"),
+    ("title not text", _set(("metadata", "title"), 3), "$.metadata.title: expected a string, got a number (3)"),
     ("not an object", lambda d: d.clear() or d.update(x=1), "$: missing field 'messages'"),
 ]  # fmt: skip
 
