@@ -11,6 +11,7 @@ shows them all; nothing invalid is ever loaded. The format is described in
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -269,14 +270,30 @@ def parse_conversation(data: Any, source: str) -> Conversation:
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _schema() -> dict[str, Any]:
     text = (
         resources.files(__package__)
         .joinpath("schema/atlas-session-1.schema.json")
         .read_text(encoding="utf-8")
     )
-    schema = json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = _schema()
     return Draft202012Validator(_inline_refs(schema, schema["$defs"]))
+
+
+@cache
+def _id_pattern() -> re.Pattern[str]:
+    return re.compile(_schema()["$defs"]["id"]["pattern"])
+
+
+def is_id(value: str) -> bool:
+    """Whether ``value`` may be a conversation, session, turn or key-fact id (the schema's rule)."""
+    return _id_pattern().search(value) is not None
 
 
 def _inline_refs(node: Any, defs: Mapping[str, Any]) -> Any:

@@ -19,6 +19,7 @@ from memory_core.harness.session_format import (
     DEFAULT_TURN_GAP_SECONDS,
     FORMAT,
     JsonPath,
+    is_id,
     is_speaker,
     render_path,
 )
@@ -26,7 +27,6 @@ from memory_core.harness.session_format import (
 # Benchmark files are far larger than hand-written session files (LongMemEval_S: ~280 MB).
 DEFAULT_IMPORT_MAX_BYTES = 1024 * 1024 * 1024
 DEFAULT_SESSION_GAP_SECONDS = 30 * 60.0
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _NOT_ID_CHAR = re.compile(r"[^A-Za-z0-9._:-]+")
 
 
@@ -150,7 +150,7 @@ class At:
     def ident(self) -> str:
         """A string usable as an atlas id as it is (turn ids that evidence refers to)."""
         value = self.text()
-        if not _ID.fullmatch(value):
+        if not is_id(value):
             raise self.error(
                 f"id {value!r} is not 1 to 128 letters, digits or . _ : - starting with a "
                 "letter or digit"
