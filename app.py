@@ -17,13 +17,9 @@ if refusal is not None:
 
 navigation = st.navigation(
     {
+        "": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
         "Watch": [
-            st.Page(
-                "pages/demo_player.py",
-                title="Demo player",
-                icon=":material/play_circle:",
-                default=True,
-            ),
+            st.Page("pages/demo_player.py", title="Demo player", icon=":material/play_circle:"),
             st.Page("pages/live_graph.py", title="Live graph", icon=":material/hub:"),
             st.Page("pages/playground.py", title="Playground", icon=":material/chat:"),
         ],

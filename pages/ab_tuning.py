@@ -136,7 +136,8 @@ def ab_tab() -> None:
     job: TuningJob | None = st.session_state.get(JOB_KEY)
     run_col, stop_col = st.columns(2)
     can_run = len(configs) == 2 and bool(names) and not (job and job.running)
-    if run_col.button("Run A/B", type="primary", disabled=not can_run):
+    autorun = st.session_state.pop("ab_autorun", False)  # the home page's sample A/B
+    if run_col.button("Run A/B", type="primary", disabled=not can_run) or (autorun and can_run):
         request = TuningRequest(
             selected_files(names, available), configs["A"], configs["B"], capacity, top_k,
             (preset_a, preset_b),

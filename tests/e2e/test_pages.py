@@ -19,6 +19,7 @@ from playwright.sync_api import Frame, Page, expect
 pytestmark = pytest.mark.e2e
 
 PAGES = {
+    "home": "Elastic Atlas",
     "demo_player": "Demo player",
     "live_graph": "Live graph",
     "playground": "Playground",
@@ -56,7 +57,7 @@ def wait_ready(page: Page, timeout: float = 60_000) -> None:
 
 
 def open_page(page: Page, base: str, slug: str) -> None:
-    page.goto(f"{base}/{'' if slug == 'demo_player' else slug}")
+    page.goto(f"{base}/{'' if slug == 'home' else slug}")
     page.wait_for_selector("h1", timeout=LOAD_TIMEOUT)
     expect(page.locator("h1").first).to_contain_text(PAGES[slug], timeout=LOAD_TIMEOUT)
     wait_ready(page, LOAD_TIMEOUT)

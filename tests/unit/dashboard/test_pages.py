@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.shared import live_system
 from memory_core.dashboard.state import Keys
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = [
+    "pages/home.py",
     "pages/demo_player.py",
     "pages/live_graph.py",
     "pages/playground.py",
@@ -188,3 +190,26 @@ def test_demo_reset_is_not_an_eviction_and_its_rows_are_marked_erased(app: AppTe
     app.checkbox(key="evictions_erased").check().run()
     assert set(app.dataframe[0].value["content"]) == {"(text erased with its purged session)"}
     assert any("No restorable eviction" in str(c.value) for c in app.caption)
+
+
+def test_home_explains_and_plays_the_demo_in_one_click(app: AppTest) -> None:
+    app.run()
+    assert not app.exception
+    assert app.title[0].value == "Elastic Atlas"
+    assert "memory engine for AI agents" in app.markdown[0].value
+    next(b for b in app.button if b.label == "Play the demo").click().run()
+    assert not app.exception
+    assert app.title[0].value == "Demo player"
+    player = shared().player
+    status = player.status()
+    assert status.state is PlayerState.PLAYING or status.position > 0
+    player.pause()
+
+
+def test_home_sample_ab_starts_the_default_run(app: AppTest) -> None:
+    app.run()
+    next(b for b in app.button if b.label == "Open a sample A/B").click().run()
+    assert not app.exception
+    assert app.title[0].value == "A/B tuning"
+    job = app.session_state["ab_tuning_job"]
+    job.cancel()
