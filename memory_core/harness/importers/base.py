@@ -76,6 +76,11 @@ class At:
     source: str
     path: JsonPath = ()
 
+    @property
+    def location(self) -> str:
+        """``file`` for the whole file, ``file $[3]`` for a part of it."""
+        return f"{self.source} {render_path(self.path)}" if self.path else self.source
+
     def error(self, expected: str) -> SessionFormatError:
         return SessionFormatError(
             self.source, [f"{self.source}: {render_path(self.path)}: {expected}"]

@@ -25,8 +25,9 @@ from memory_core.harness.importers.base import (
     conversation,
     evidence_ids,
 )
-from memory_core.harness.session_format import decode_json, read_text, render_path
+from memory_core.harness.session_format import decode_json, read_text
 
+CATEGORIES = range(1, 6)
 UNANSWERABLE = 5
 _SESSION = re.compile(r"session_(\d+)")
 _FACT_ID = re.compile(r"qa\d+-cat(\d)")
@@ -75,7 +76,8 @@ def import_file(path: Path, options: ImportOptions) -> list[ImportedConversation
         if not root.value:
             raise root.error(_LAYOUT_HELP + ", got an empty list")
         return [
-            _sample(item, item.get("conversation"), path.stem, options) for item in root.items()
+            _sample(item, item.get("conversation"), f"{path.stem}-{i}", options)
+            for i, item in enumerate(root.items())
         ]
     if root.has("conversation"):
         return [_sample(root, root.get("conversation"), path.stem, options)]
@@ -84,9 +86,9 @@ def import_file(path: Path, options: ImportOptions) -> list[ImportedConversation
     raise root.error(_LAYOUT_HELP)
 
 
-def _sample(sample: At, conv: At, file_stem: str, options: ImportOptions) -> ImportedConversation:
+def _sample(sample: At, conv: At, fallback: str, options: ImportOptions) -> ImportedConversation:
     sample_id = sample.opt("sample_id")
-    name = sample_id.text() if sample_id is not None else file_stem
+    name = sample_id.text() if sample_id is not None else fallback
     speakers = (conv.get("speaker_a").speaker(), conv.get("speaker_b").speaker())
     numbers = sorted(int(m.group(1)) for k in conv.fields() if (m := _SESSION.fullmatch(k)))
     if not numbers:
@@ -102,7 +104,7 @@ def _sample(sample: At, conv: At, file_stem: str, options: ImportOptions) -> Imp
     facts: list[dict[str, Any]] = []
     dropped_evidence = dropped_facts = unanswerable = 0
     for index, qa in enumerate(sample.get("qa").items()):
-        cat = qa.get("category").integer(range(1, 6))
+        cat = qa.get("category").integer(CATEGORIES)
         question = qa.get("question").text()
         given = evidence_ids(qa.get("evidence"))
         if cat == UNANSWERABLE:
@@ -120,7 +122,6 @@ def _sample(sample: At, conv: At, file_stem: str, options: ImportOptions) -> Imp
         facts.append(
             {"id": f"qa{index}-cat{cat}", "fact": fact, "evidence": evidence, "probe": question}
         )
-    where = sample.source + (f" {render_path(sample.path)}" if sample.path else "")
     return ImportedConversation(
         data=conversation(
             conv_id=atlas_id("locomo", name),
@@ -130,7 +131,7 @@ def _sample(sample: At, conv: At, file_stem: str, options: ImportOptions) -> Imp
             sessions=chain_sessions(drafts),
             facts=facts,
         ),
-        source=where,
+        source=sample.location,
         dropped_evidence=dropped_evidence,
         dropped_facts=dropped_facts,
         unanswerable=unanswerable,

@@ -24,7 +24,7 @@ from memory_core.harness.importers.base import (
     conversation,
     describe,
 )
-from memory_core.harness.session_format import decode_json, read_text, render_path
+from memory_core.harness.session_format import decode_json, read_text
 
 ABSTENTION_SUFFIX = "_abs"
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]{3}\))?\s*(\d{1,2}):(\d{2})\s*")
@@ -91,7 +91,6 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
     abstention = question_id.endswith(ABSTENTION_SUFFIX)
     asked_for = options.include_unanswerable or not abstention
     fact = {"id": atlas_id(question_id), "fact": answer, "evidence": evidence, "probe": question}
-    where = inst.source + (f" {render_path(inst.path)}" if inst.path else "")
     return ImportedConversation(
         data=conversation(
             conv_id=atlas_id("lme", question_id),
@@ -101,7 +100,7 @@ def _instance(inst: At, options: ImportOptions) -> ImportedConversation:
             sessions=chain_sessions(built),
             facts=[fact] if asked_for and evidence else [],
         ),
-        source=where,
+        source=inst.location,
         dropped_facts=int(asked_for and not evidence),
         unanswerable=int(abstention),
         skipped_messages=skipped,

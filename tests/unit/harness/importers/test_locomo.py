@@ -95,6 +95,14 @@ def test_locomo10_list_layout_uses_sample_ids(tmp_path: Path) -> None:
     assert converted[1][1].sessions[0].turns[0].speaker == "Ann"
 
 
+def test_locomo10_items_without_sample_id_are_numbered(tmp_path: Path) -> None:
+    inner = sample()
+    qa = inner.pop("qa")
+    data = [{"conversation": inner, "qa": qa}, {"conversation": inner, "qa": []}]
+    converted = convert("locomo", write(tmp_path, "locomo10.json", data))
+    assert [conv.id for _, conv in converted] == ["locomo-locomo10-0", "locomo-locomo10-1"]
+
+
 def test_one_sample_object_alone(tmp_path: Path) -> None:
     inner = sample()
     data = {"sample_id": "conv-7", "qa": inner.pop("qa"), "conversation": inner}
