@@ -62,6 +62,9 @@ def write_conversations(
     targets = [out / f"{item.id}.json" for item in items]
     if out.exists() and not out.is_dir():
         raise InputError("out", f"{out} exists and is not a folder")
+    folders = [t.name for t in targets if t.is_dir()]
+    if folders:
+        raise InputError("out", f"{', '.join(folders)} in {out} are folders, not files")
     existing = [t.name for t in targets if t.exists()]
     if existing and not force:
         shown = ", ".join(existing[:5]) + (" ..." if len(existing) > 5 else "")

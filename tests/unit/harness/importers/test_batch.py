@@ -59,12 +59,15 @@ def test_write_refuses_to_overwrite_unless_forced(tmp_path: Path) -> None:
     assert sorted(p.name for p in out.iterdir()) == ["locomo-26.json"]  # no staging left behind
 
 
-def test_out_must_be_a_folder(tmp_path: Path) -> None:
+def test_out_must_be_a_folder_of_files(tmp_path: Path) -> None:
     converted = import_files(
         IMPORTERS["locomo"], [write(tmp_path, "26.json", sample())], ImportOptions()
     )
     with pytest.raises(InputError, match="is not a folder"):
         write_conversations([item for item, _ in converted], write(tmp_path, "file", "x"))
+    (tmp_path / "out" / "locomo-26.json").mkdir(parents=True)
+    with pytest.raises(InputError, match=r"locomo-26.json in .* are folders, not files"):
+        write_conversations([item for item, _ in converted], tmp_path / "out", force=True)
 
 
 def test_cli_writes_validated_files_and_prints_one_line_each(
