@@ -142,14 +142,13 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
     if len(slots) == 0:
         return 0
     table = state.table
+    state.vectors.remove(slots)
+    state.lexical.remove_many(slots.tolist())
     codes = table.session[slots]
     _, first = np.unique(codes, return_index=True)
     for code in codes[np.sort(first)].tolist():  # sessions in order of first appearance
-        members = slots[codes == code].tolist()
         session = state.sessions[str(state.session_names[code])]
-        session.vectors.remove(np.array(members, dtype=np.int64))
-        session.lexical.remove_many(members)
-        for slot in members:
+        for slot in slots[codes == code].tolist():
             if state.bus.active:
                 state.bus.publish(
                     MemoryEvicted(
@@ -190,12 +189,11 @@ def purge_session(state: AtlasState, session: SessionState, now: float) -> int:
 def merge_session(state: AtlasState, session: SessionState, now: float) -> int:
     """Fold near-duplicates into their older twin, keeping provenance and edges."""
     table, cfg = state.table, state.config
-    slots = state.session_slots(session)
-    slots = slots[table.status[slots] == ACTIVE_CODE]
+    members = state.session_slots(session)  # inactive ones too, as neighbours to skip
+    slots = members[table.status[members] == ACTIVE_CODE]
     if len(slots) < 2:
         return 0
-    vectors = session.vectors.reconstruct(slots)
-    sims, ids = session.vectors.search_many(vectors, 4)
+    sims, ids = state.vectors.search_many(state.vectors.reconstruct(slots), 4, among=members)
     merged = 0
     gone: set[int] = set()
     for row, slot in enumerate(slots.tolist()):

@@ -6,12 +6,15 @@ with weight, recency and confidence into one explainable score.
                 * (0.5 + 0.5 * confidence) * session_factor
 
 Only candidates are touched: the cost depends on the number of candidates, not on the
-size of the atlas.
+size of the atlas nor on how many sessions it holds. Dense and BM25 candidates come from
+the atlas-wide indexes, scoped to the home session when ``cross_session`` is off; a
+candidate list that loses members to the filters (inactive, expired, kinds, dates,
+metadata) is searched again deeper until it is full or the scope is exhausted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,21 +56,21 @@ class Ranked:
 
 def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     cfg = state.config
-    home, scope = _scope(state, query)
-    in_scope = np.zeros(len(state.session_names), dtype=bool)  # by session code
-    in_scope[[s.code for s in scope]] = True
-    if not scope:
+    home = state.sessions.get(query.session_id) if query.session_id is not None else None
+    # the one session searched, or None for all of them
+    scope = None if query.session_id is None or query.cross_session else home
+    if query.session_id is not None and not query.cross_session and home is None:
         return _empty()
 
-    dense_slots, dense_sims = _dense(state, scope, query, now, in_scope)
-    lex_slots, lex_scores = _lexical(state, scope, query, now, in_scope)
+    dense_slots, dense_sims = _dense(state, scope, query, now)
+    lex_slots, lex_scores = _lexical(state, scope, query, now)
 
     fused_slots, fused = _fuse((dense_slots, lex_slots), cfg.rrf_k)
     n_lists = 1 + int(len(lex_slots) > 0)
     graph_slots, graph_scores = np.empty(0, np.int64), np.empty(0)
     if cfg.graph_expansion and len(fused_slots):
         graph_slots, graph_scores = _expand(state, fused_slots, fused, cfg.graph_expansion)
-        keep = _eligible(state, graph_slots, query, now, in_scope)
+        keep = _eligible(state, graph_slots, query, now, scope)
         graph_slots, graph_scores = graph_slots[keep], graph_scores[keep]
         if len(graph_slots):
             order = np.lexsort((graph_slots, -graph_scores))
@@ -131,46 +134,65 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     )
 
 
-def _scope(state: AtlasState, query: Query) -> tuple[SessionState | None, list[SessionState]]:
-    if query.session_id is None:
-        return None, list(state.sessions.values())
-    home = state.sessions.get(query.session_id)
-    scope = [home] if home is not None else []
-    if query.cross_session:
-        scope += [s for s in state.sessions.values() if s.id != query.session_id]
-    return home, scope
+Search = Callable[[int], tuple[np.ndarray, np.ndarray]]
+"""k -> (scores, slots) best first: one index's top-k within the scope."""
 
 
 def _dense(
-    state: AtlasState, scope: list[SessionState], query: Query, now: float, in_scope: np.ndarray
+    state: AtlasState, scope: SessionState | None, query: Query, now: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    k = state.config.dense_candidates
-    parts = [s.vectors.search(query.vector, k) for s in scope]
-    sims = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.float32)
-    slots = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
-    keep = _eligible(state, slots, query, now, in_scope)
-    slots, sims = slots[keep], sims[keep]
-    order = np.lexsort((slots, -sims))[:k]
-    return slots[order], sims[order]
+    among = None if scope is None else state.table.members(scope.code)
+    return _candidates(
+        state,
+        lambda k: state.vectors.search(query.vector, k, among=among),
+        state.config.dense_candidates,
+        query,
+        now,
+        scope,
+    )
 
 
 def _lexical(
-    state: AtlasState, scope: list[SessionState], query: Query, now: float, in_scope: np.ndarray
+    state: AtlasState, scope: SessionState | None, query: Query, now: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    k = state.config.lexical_candidates
+    group = None if scope is None else scope.code
+    return _candidates(
+        state,
+        (lambda k: state.lexical.search(query.text, k, group=group))
+        if group is not None
+        else (lambda k: _each_session(state, query.text, k)),
+        state.config.lexical_candidates,
+        query,
+        now,
+        scope,
+    )
+
+
+def _candidates(
+    state: AtlasState,
+    search: Search,
+    k: int,
+    query: Query,
+    now: float,
+    scope: SessionState | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` best eligible (slots, scores), searched deeper while filters thin them."""
     if k == 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
-    parts = [s.lexical.search(query.text, k) for s in scope]
-    scores = np.concatenate([p[0] for p in parts]) if parts else np.empty(0, np.float32)
-    slots = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.int64)
-    keep = _eligible(state, slots, query, now, in_scope)
+    depth = k
+    while True:
+        scores, slots = search(depth)
+        keep = _eligible(state, slots, query, now, scope)
+        if keep.sum() >= k or len(slots) < depth:
+            break
+        depth *= 4
     slots, scores = slots[keep], scores[keep]
     order = np.lexsort((slots, -scores))[:k]
     return slots[order], scores[order]
 
 
 def _eligible(
-    state: AtlasState, slots: np.ndarray, query: Query, now: float, in_scope: np.ndarray
+    state: AtlasState, slots: np.ndarray, query: Query, now: float, scope: SessionState | None
 ) -> np.ndarray:
     """Which candidate slots may be returned: alive, active, unexpired, in scope, filters."""
     if len(slots) == 0:
@@ -181,8 +203,9 @@ def _eligible(
         & (table.status[slots] == ACTIVE_CODE)
         & (table.expires[slots] > now)
         & (table.confidence[slots] >= state.config.min_confidence)
-        & in_scope[table.session[slots]]
     )
+    if scope is not None:
+        ok &= table.session[slots] == scope.code
     if query.kind_codes is not None:
         ok &= np.isin(table.kind[slots], query.kind_codes)
     if query.since is not None:
@@ -243,16 +266,19 @@ def _sources(top: np.ndarray, lists: dict[str, np.ndarray]) -> list[tuple[str, .
 
 
 def _cosines(state: AtlasState, slots: np.ndarray, vector: np.ndarray) -> np.ndarray:
-    """Cosine of stored vectors with the query: one batched lookup per session."""
-    out = np.empty(len(slots))
-    codes = state.table.session[slots]
-    for code in np.unique(codes).tolist():
-        members = codes == code
-        session = state.sessions[str(state.session_names[code])]
-        out[members] = session.vectors.reconstruct(slots[members]) @ vector
-    return out
+    """Cosine of stored vectors with the query (one batched lookup)."""
+    cosines: np.ndarray = (state.vectors.reconstruct(slots) @ vector).astype(np.float64)
+    return cosines
 
 
 def _empty() -> Ranked:
     e = np.empty(0)
     return Ranked(np.empty(0, np.int64), e, e, e, e, e, e, e, e, e, [], np.empty(0, bool))
+
+
+def _each_session(state: AtlasState, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each session's top-k under its own BM25 statistics, concatenated."""
+    parts = [state.lexical.search(text, k, group=s.code) for s in state.sessions.values()]
+    if not parts:
+        return np.empty(0, np.float32), np.empty(0, np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])

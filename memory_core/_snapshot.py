@@ -79,11 +79,7 @@ def capture(state: AtlasState) -> Capture:
     table = state.table
     slots = table.alive_slots()
     slot_index = {int(s): i for i, s in enumerate(slots.tolist())}
-    embeddings = np.zeros((len(slots), state.embedder.dim), dtype=np.float32)
-    for session in state.sessions.values():
-        members = state.session_slots(session)
-        if len(members):
-            embeddings[[slot_index[int(s)] for s in members]] = session.vectors.reconstruct(members)
+    embeddings = state.vectors.reconstruct(slots)
     edges = [
         [slot_index[src], slot_index[v if src == u else u], rel.value, float(strength)]
         for u, v, data in state.edges.graph.edges(data=True)
@@ -194,19 +190,13 @@ def restore(state: AtlasState, data: SnapshotData) -> None:
     for name in COLUMNS:
         getattr(table, name)[slot_arr] = data.columns[name]
     for i, slot in enumerate(slots):
-        session = sessions[meta["session_of"][i]]
-        table.session[slot] = session.code
+        table.session[slot] = sessions[meta["session_of"][i]].code
         table.contents[slot] = meta["contents"][i]
         table.metadata[slot] = meta["metadata"][i]
         table.provenance[slot] = tuple(meta["provenance"][i])
-        session.lexical.add(slot, meta["contents"][i])
         state.edges.add_node(slot)
-    for session in sessions.values():
-        members = np.array(
-            [s for i, s in enumerate(slots) if meta["session_of"][i] == session.id], dtype=np.int64
-        )
-        if len(members):
-            session.vectors.add(members, data.embeddings[np.searchsorted(slot_arr, members)])
+    if len(slots):
+        state.index(slot_arr, data.embeddings)
     for src, dst, rel, strength in meta["edges"]:
         state.edges.link(slots[src], slots[dst], Relation(rel), float(strength))
     state.counters = Counter(meta["counters"])

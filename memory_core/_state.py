@@ -19,12 +19,11 @@ from memory_core.index import LexicalIndex, VectorIndex
 
 @dataclass(slots=True)
 class SessionState:
-    """Per-session search structures and bookkeeping; dropped whole on purge."""
+    """Per-session bookkeeping; dropped whole on purge (its memories live in the
+    atlas-wide table and indexes, listed per session by ``NodeTable.members``)."""
 
     id: str
     code: int
-    vectors: VectorIndex
-    lexical: LexicalIndex
     working: deque[str]
     last_id: str | None = None
     ended: bool = False
@@ -40,6 +39,10 @@ class AtlasState:
     edges: EdgeStore
     bus: EventBus
     rng: random.Random
+    vectors: VectorIndex
+    """One vector index for every session's memories (ids are slots)."""
+    lexical: LexicalIndex
+    """One BM25 index for every session's memories (slots, grouped by session code)."""
     sessions: dict[str, SessionState] = field(default_factory=dict)
     session_names: list[str | None] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)
@@ -49,32 +52,43 @@ class AtlasState:
         return str(self.session_names[int(self.table.session[slot])])
 
     def new_session(self, session_id: str, now: float) -> SessionState:
-        cfg = self.config
         state = SessionState(
-            id=session_id,
-            code=len(self.session_names),
-            vectors=VectorIndex(
-                self.embedder.dim,
-                hnsw_threshold=cfg.hnsw_threshold,
-                m=cfg.hnsw_m,
-                ef_search=cfg.hnsw_ef_search,
-                ef_construction=cfg.hnsw_ef_construction,
-            ),
-            lexical=LexicalIndex(),
-            working=deque(),
-            created_at=now,
+            id=session_id, code=len(self.session_names), working=deque(), created_at=now
         )
         self.session_names.append(session_id)
         self.sessions[session_id] = state
         return state
 
     def session_slots(self, session: SessionState) -> np.ndarray:
+        """The session's slots, ascending (a copy)."""
+        return np.sort(self.table.members(session.code))
+
+    def index(self, slots: np.ndarray, vectors: np.ndarray) -> None:
+        """Make new memories findable: list them in their sessions, add their vectors and
+        texts to the atlas-wide indexes. Their table rows (session and content included)
+        must be filled; ``vectors[i]`` belongs to ``slots[i]``. The one entry point for
+        inserts and snapshot restores alike; ``vectors.reconstruct`` reads vectors back."""
         table = self.table
-        high = table.high
-        return np.flatnonzero(table.alive[:high] & (table.session[:high] == session.code))
+        codes = table.session[slots].tolist()
+        for slot, code in zip(slots.tolist(), codes, strict=True):
+            table.join(slot, code)
+        self.vectors.add(slots, vectors)
+        for slot, code in zip(slots.tolist(), codes, strict=True):
+            self.lexical.add(slot, str(table.contents[slot]), code)
 
     def new_id(self) -> str:
         while True:
             ident = f"m{self.rng.getrandbits(64):016x}"
             if ident not in self.table.slot_of:
                 return ident
+
+
+def vector_index(config: AtlasConfig, dim: int) -> VectorIndex:
+    """The atlas-wide vector index under ``config``'s HNSW settings."""
+    return VectorIndex(
+        dim,
+        hnsw_threshold=config.hnsw_threshold,
+        m=config.hnsw_m,
+        ef_search=config.hnsw_ef_search,
+        ef_construction=config.hnsw_ef_construction,
+    )

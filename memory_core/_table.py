@@ -16,7 +16,7 @@ from memory_core.model import KIND_CODES, STATUS_CODES, MemoryKind, MemoryNode, 
 
 _FLOAT_COLUMNS = ("strength", "weight", "created", "accessed", "expires")
 _SMALL_FLOAT_COLUMNS = ("importance", "confidence", "assoc")
-_INT_COLUMNS = ("count", "session", "degree")
+_INT_COLUMNS = ("count", "session", "degree", "member_pos")
 _CODE_COLUMNS = ("kind", "status")
 _BOOL_COLUMNS = ("alive", "pinned", "working")
 
@@ -43,6 +43,8 @@ class NodeTable:
         self.provenance: list[tuple[str, ...]] = [()] * capacity
         self.slot_of: dict[str, int] = {}
         self._free: list[int] = []
+        self._members: dict[int, np.ndarray] = {}  # session code -> its slots (a prefix)
+        self._n_members: dict[int, int] = {}
 
     # these attributes are created dynamically above; declared for type checkers
     strength: np.ndarray
@@ -56,6 +58,7 @@ class NodeTable:
     count: np.ndarray
     session: np.ndarray
     degree: np.ndarray
+    member_pos: np.ndarray  # where a slot sits in its session's list; -1 if in none
     kind: np.ndarray
     status: np.ndarray
     alive: np.ndarray
@@ -79,9 +82,32 @@ class NodeTable:
         self.slot_of[node_id] = slot
         self.ids[slot] = node_id
         self.alive[slot] = True
+        self.member_pos[slot] = -1
         return slot
 
+    def join(self, slot: int, session: int) -> None:
+        """Put an allocated slot into a session (once)."""
+        members = self._members.get(session)
+        n = self._n_members.get(session, 0)
+        if members is None or n == len(members):
+            grown = np.empty(max(4, 2 * n), dtype=np.int64)
+            if members is not None:
+                grown[:n] = members
+            members = self._members[session] = grown
+        members[n] = slot
+        self._n_members[session] = n + 1
+        self.session[slot] = session
+        self.member_pos[slot] = n
+
+    def members(self, session: int) -> np.ndarray:
+        """A session's slots in no particular order (a view: valid until the next change)."""
+        members = self._members.get(session)
+        if members is None:
+            return np.empty(0, dtype=np.int64)
+        return members[: self._n_members[session]]
+
     def release(self, slot: int) -> None:
+        self._leave(slot)
         node_id = self.ids[slot]
         if node_id is not None:
             del self.slot_of[node_id]
@@ -95,6 +121,22 @@ class NodeTable:
         self.degree[slot] = 0
         self.assoc[slot] = 0.0
         self._free.append(slot)
+
+    def _leave(self, slot: int) -> None:
+        """Take a slot out of its session's list: the list's last slot takes its place."""
+        pos = int(self.member_pos[slot])
+        if pos < 0:
+            return
+        session = int(self.session[slot])
+        members, last = self._members[session], self._n_members[session] - 1
+        moved = int(members[last])
+        members[pos] = moved
+        self.member_pos[moved] = pos
+        self.member_pos[slot] = -1
+        if last:
+            self._n_members[session] = last
+        else:  # an empty session keeps no list behind
+            del self._members[session], self._n_members[session]
 
     def _grow(self) -> None:
         new = self.capacity * 2

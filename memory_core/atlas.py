@@ -22,7 +22,7 @@ import numpy as np
 from memory_core import _forgetting, _snapshot
 from memory_core import _validate as check
 from memory_core._retrieval import Query, rank
-from memory_core._state import AtlasState, SessionState
+from memory_core._state import AtlasState, SessionState, vector_index
 from memory_core._table import ACTIVE_CODE, NodeTable, kind_code, status_code
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import SESSION_END_MODES, AtlasConfig
@@ -41,6 +41,7 @@ from memory_core.events import (
 )
 from memory_core.graph import EdgeStore
 from memory_core.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
+from memory_core.index import LexicalIndex
 from memory_core.model import (
     STATUS_CODES,
     EvictionReason,
@@ -108,6 +109,8 @@ class ElasticMemoryAtlas:
             edges=EdgeStore(table),
             bus=EventBus(),
             rng=random.Random(cfg.seed),
+            vectors=vector_index(cfg, embedder.dim),
+            lexical=LexicalIndex(),
             last_decay=clock.now(),
         )
         self._importance = importance
@@ -432,9 +435,9 @@ class ElasticMemoryAtlas:
             session = self._session(session_id)
             return {
                 "id": session.id,
-                "nodes": len(session.vectors),
+                "nodes": len(self._s.table.members(session.code)),
                 "ended": session.ended,
-                "index": session.vectors.kind,
+                "index": self._s.vectors.kind,
                 "working": list(session.working),
                 "created_at": session.created_at,
             }
@@ -451,12 +454,10 @@ class ElasticMemoryAtlas:
         with self._lock:
             slot = self._slot(node_id)
             table, now = self._s.table, self.clock.now()
-            own = self._session(self._s.session_of(slot))
-            vector = own.vectors.reconstruct(np.array([slot]))[0]
-            scope = list(self._s.sessions.values()) if cross_session else [own]
-            parts = [s.vectors.search(vector, 2 * k + 1) for s in scope]  # room for inactive
-            sims = np.concatenate([p[0] for p in parts])
-            slots = np.concatenate([p[1] for p in parts])
+            vector = self._s.vectors.reconstruct(np.array([slot]))[0]
+            among = None if cross_session else table.members(int(table.session[slot]))
+            # room for inactive ones
+            sims, slots = self._s.vectors.search(vector, 2 * k + 1, among=among)
             keep = (
                 (slots != slot)
                 & table.alive[slots]
@@ -469,9 +470,7 @@ class ElasticMemoryAtlas:
 
     def embedding_of(self, node_id: str) -> np.ndarray:
         with self._lock:
-            slot = self._slot(node_id)
-            session = self._session(self._s.session_of(slot))
-            vector: np.ndarray = session.vectors.reconstruct(np.array([slot]))[0]
+            vector: np.ndarray = self._s.vectors.reconstruct(np.array([self._slot(node_id)]))[0]
             return vector
 
     def stats(self) -> dict[str, Any]:
@@ -734,7 +733,9 @@ class ElasticMemoryAtlas:
         s, cfg, table = self._s, self.config, self._s.table
         now = self.clock.now()
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
-        sims, neighbours = session.vectors.search(vector, cfg.max_auto_links + 1)
+        sims, neighbours = s.vectors.search(
+            vector, cfg.max_auto_links + 1, among=table.members(session.code)
+        )
         if (
             allow_merge
             and len(sims)
@@ -744,12 +745,13 @@ class ElasticMemoryAtlas:
             return self._merge_into(int(neighbours[0]), write, float(sims[0]), now)
         node_id = s.new_id()
         slot = table.allocate(node_id)
+        table.session[slot] = session.code
+        table.contents[slot] = write.content
         try:
-            session.vectors.add(np.array([slot]), vector[None, :])
+            s.index(np.array([slot]), vector[None, :])
         except Exception:
             table.release(slot)
             raise
-        table.contents[slot] = write.content
         table.metadata[slot] = write.metadata or None  # no empty dict per memory
         table.provenance[slot] = write.provenance
         table.strength[slot] = base_strength(write.importance, cfg)
@@ -759,10 +761,8 @@ class ElasticMemoryAtlas:
         table.count[slot] = 0
         table.expires[slot] = write.expires
         table.pinned[slot] = write.pinned
-        table.session[slot] = session.code
         table.kind[slot] = kind_code(write.kind)
         table.status[slot] = ACTIVE_CODE
-        session.lexical.add(slot, write.content)
         s.edges.add_node(slot)
         links: list[str] = []
         if auto_link:
@@ -883,10 +883,5 @@ class ElasticMemoryAtlas:
         return session
 
     def _snapshot(self, slot: int, *, with_embedding: bool = False) -> MemoryNode:
-        session_id = self._s.session_of(slot)
-        vector = (
-            self._session(session_id).vectors.reconstruct(np.array([slot]))[0]
-            if with_embedding
-            else None
-        )
-        return self._s.table.snapshot(slot, session_id, vector)
+        vector = self._s.vectors.reconstruct(np.array([slot]))[0] if with_embedding else None
+        return self._s.table.snapshot(slot, self._s.session_of(slot), vector)

@@ -2,7 +2,10 @@
 
 Agent memory changes on every turn, so a static BM25 index (rebuilt per change) does
 not fit; postings here support O(1) append and vectorised removal, and a query only
-touches the postings of its own terms.
+touches the postings of its own terms. Documents belong to groups (the atlas's
+sessions): a search covers every document or one group, and its BM25 statistics (IDF,
+average document length) are those of the collection it covers — one session's alone,
+or the whole atlas's, so scores of documents from different sessions are comparable.
 """
 
 from __future__ import annotations
@@ -151,24 +154,41 @@ class LexicalIndex:
 
     A document's text is kept by reference (the caller holds the same string) and
     tokenised again when it is removed, rather than keeping a tuple of its terms; its
-    length sits in its postings, not in an array indexed by slot (the atlas's slots are
-    shared by all sessions, so such an array would cost every session every slot).
+    length sits in its postings, its group in an array indexed by slot.
     """
 
-    __slots__ = ("_docs", "_max_slot", "_postings", "_total_len", "b", "k1")
+    __slots__ = (
+        "_docs",
+        "_group",
+        "_group_docs",
+        "_group_len",
+        "_max_slot",
+        "_postings",
+        "_total_len",
+        "b",
+        "k1",
+    )
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
         self.k1 = k1
         self.b = b
         self._postings: dict[str, _Postings] = {}
-        self._docs: dict[int, str] = {}  # slot -> text (a session holds few of the slots)
+        self._docs: dict[int, str] = {}  # slot -> text
+        self._group = np.zeros(64, dtype=np.int32)  # slot -> group
+        self._group_docs: dict[int, int] = {}  # group -> documents
+        self._group_len: dict[int, int] = {}  # group -> summed document lengths
         self._max_slot = -1
         self._total_len = 0
 
     def __len__(self) -> int:
         return len(self._docs)
 
-    def add(self, slot: int, text: str) -> None:
+    def groups(self) -> int:
+        """How many groups hold documents."""
+        return len(self._group_docs)
+
+    def add(self, slot: int, text: str, group: int = 0) -> None:
+        """Index a document under a non-negative slot that is not indexed already."""
         tokens = tokenize(text)
         counts: dict[str, int] = {}
         for tok in tokens:
@@ -180,8 +200,15 @@ class LexicalIndex:
                 postings = self._postings[term] = _Postings()
             postings.append(slot, tf, len(tokens))
         self._max_slot = max(self._max_slot, slot)
+        if slot >= len(self._group):
+            grown = np.zeros(max(slot + 1, 2 * len(self._group)), dtype=np.int32)
+            grown[: len(self._group)] = self._group
+            self._group = grown
+        self._group[slot] = group
         self._docs[slot] = text
         self._total_len += len(tokens)
+        self._group_docs[group] = self._group_docs.get(group, 0) + 1
+        self._group_len[group] = self._group_len.get(group, 0) + len(tokens)
 
     def remove(self, slot: int) -> None:
         self.remove_many([slot])
@@ -196,6 +223,11 @@ class LexicalIndex:
                 continue
             tokens = tokenize(text)
             self._total_len -= len(tokens)
+            group = int(self._group[slot])
+            self._group_len[group] -= len(tokens)
+            self._group_docs[group] -= 1
+            if not self._group_docs[group]:
+                del self._group_docs[group], self._group_len[group]
             doomed[slot] = True
             terms.update(tokens)
         for term in terms:
@@ -204,12 +236,18 @@ class LexicalIndex:
             if postings.n == 0:
                 del self._postings[term]
 
-    def search(self, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (scores, slots) by BM25, best first."""
-        n_docs = len(self._docs)
+    def search(
+        self, text: str, k: int, *, group: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (scores, slots) by BM25, best first: over every document, or over
+        ``group``'s alone with that group's statistics."""
+        if group is None:
+            n_docs, total_len = len(self._docs), self._total_len
+        else:
+            n_docs, total_len = self._group_docs.get(group, 0), self._group_len.get(group, 0)
         if n_docs == 0 or k <= 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
-        avgdl = max(self._total_len / n_docs, 1.0)
+        avgdl = max(total_len / n_docs, 1.0)
         slot_parts, score_parts = [], []
         for term in set(tokenize(text)):
             postings = self._postings.get(term)
@@ -217,8 +255,15 @@ class LexicalIndex:
                 continue
             slots = postings.slots[: postings.n]
             tf = postings.tf[: postings.n]
-            idf = math.log(1.0 + (n_docs - postings.n + 0.5) / (postings.n + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * postings.dl[: postings.n] / avgdl)
+            dl = postings.dl[: postings.n]
+            if group is not None:
+                inside = self._group[slots] == group
+                slots, tf, dl = slots[inside], tf[inside], dl[inside]
+                if not len(slots):
+                    continue
+            df = len(slots)
+            idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+            norm = self.k1 * (1.0 - self.b + self.b * dl / avgdl)
             slot_parts.append(slots)
             score_parts.append(idf * tf * (self.k1 + 1.0) / (tf + norm))
         if not slot_parts:

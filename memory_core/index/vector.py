@@ -1,16 +1,17 @@
 """FAISS vector index with stable int ids, exact while small and HNSW when large.
 
-Exact inner-product search is the right answer below a few tens of thousands of
-vectors; above ``hnsw_threshold`` the index is rebuilt as HNSW. Deletions are
-tombstoned in both modes (HNSW cannot delete; an exact index would move every later
-vector) and filtered inside FAISS by a bitmap of live labels, so a search costs the
-same however many tombstones there are; a rebuild purges them once they exceed
-``rebuild_fraction`` of the index. FAISS sees private labels (its own row numbers),
-never the caller's ids: an id removed and later added again (the atlas reuses slots)
-gets a fresh label, so its tombstoned old vector can neither hide nor impersonate the
-new one. Ids are non-negative ints (the atlas's slots); id -> label is a dict because a
-session holds few of the atlas's slots (an array indexed by slot would cost every
-session 8 bytes per slot of the whole atlas).
+One index serves the whole atlas; a search can be scoped to a subset of ids (a
+session's memories) with ``among``. A small scope is searched exactly over its own
+rows (cost grows with the scope, not with the index); a large one inside FAISS with a
+bitmap of the scope's labels. Exact inner-product search is the right answer below a
+few tens of thousands of vectors; above ``hnsw_threshold`` the index is rebuilt as
+HNSW. Deletions are tombstoned in both modes (HNSW cannot delete; an exact index would
+move every later vector) and filtered inside FAISS by a bitmap of live labels, so a
+search costs the same however many tombstones there are; a rebuild purges them once
+they exceed ``rebuild_fraction`` of the index. FAISS sees private labels (its own row
+numbers), never the caller's ids: an id removed and later added again (the atlas reuses
+slots) gets a fresh label, so its tombstoned old vector can neither hide nor impersonate
+the new one. Ids are non-negative ints (the atlas's slots), id -> label an array.
 """
 
 from __future__ import annotations
@@ -22,6 +23,10 @@ import faiss
 import numpy as np
 
 from memory_core.errors import IndexError_
+
+EXACT_SCOPE = 4096
+"""Scopes up to this many ids are searched exactly over their own rows (a gather and
+one matrix product); larger ones inside FAISS with a scope bitmap."""
 
 _SWIG: Any = faiss
 """faiss, for the SWIG classes its type stubs do not cover."""
@@ -78,7 +83,7 @@ class VectorIndex:
         self._ef_search = ef_search
         self._ef_construction = ef_construction
         self._rebuild_fraction = rebuild_fraction
-        self._label_of: dict[int, int] = {}  # live id -> label
+        self._label_of = np.full(64, -1, dtype=np.int64)  # id -> label, -1 if not live
         self._external = np.zeros(64, dtype=np.int64)  # label -> id
         self._live = np.zeros(64, dtype=bool)  # label -> not tombstoned
         self._n_live = 0
@@ -120,7 +125,8 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(ids) and ids.min() < 0:
             raise IndexError_(f"vector index ids must be >= 0, got {int(ids.min())}")
-        clash = [i for i in ids.tolist() if i in self._label_of]
+        held = ids[ids < len(self._label_of)]
+        clash = held[self._label_of[held] >= 0].tolist()
         if clash or len(np.unique(ids)) != len(ids):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
         start = int(self._index.ntotal)
@@ -133,66 +139,107 @@ class VectorIndex:
             self._rebuild(hnsw=True)
 
     def remove(self, ids: np.ndarray) -> None:
-        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-        found = [self._label_of.pop(i) for i in set(ids.tolist()) if i in self._label_of]
-        if not found:
+        ids = np.unique(np.asarray(ids, dtype=np.int64).reshape(-1))
+        ids = ids[(ids >= 0) & (ids < len(self._label_of))]
+        labels = self._label_of[ids]
+        labels = labels[labels >= 0]
+        if not len(labels):
             return
-        labels = np.array(found, dtype=np.int64)
+        self._label_of[ids] = -1
         self._live[labels] = False
         self._n_live -= len(labels)
         self._bitmap = None
         if self.tombstones > self._rebuild_fraction * self._index.ntotal:
             self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
-    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (similarities, ids) for one query vector, best first."""
-        sims, ids = self._search(np.asarray(query).reshape(1, -1), k)
+    def search(
+        self, query: np.ndarray, k: int, *, among: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (similarities, ids) for one query vector, best first; only ids in
+        ``among`` (live ids, no repeats) when it is given."""
+        sims, ids = self._scoped(np.asarray(query).reshape(1, -1), k, among)
         keep = ids[0] >= 0
         return sims[0][keep], ids[0][keep]
 
-    def search_many(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Batched search for compaction passes; -1 ids mark missing results."""
-        return self._search(queries, max(1, k))
+    def search_many(
+        self, queries: np.ndarray, k: int, *, among: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Batched ``search``; -1 ids mark missing results."""
+        return self._scoped(queries, max(1, k), among)
+
+    def _scoped(
+        self, queries: np.ndarray, k: int, among: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        if among is None or len(among) == self._n_live:
+            return self._search(queries, k)
+        among = np.asarray(among, dtype=np.int64).reshape(-1)
+        labels = self._label_of[among]
+        if (labels < 0).any():
+            raise IndexError_(f"vector for id {int(among[labels < 0][0])} is not in the index")
+        queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self._dim)
+        if len(among) <= EXACT_SCOPE or len(queries) > 1:
+            return self._search_rows(queries, k, among, labels)
+        mask = np.zeros(int(self._index.ntotal), dtype=bool)
+        mask[labels] = True
+        return self._search(queries, k, np.packbits(mask, bitorder="little"), len(among))
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors of ``ids`` (a copy)."""
         keys = np.asarray(ids, dtype=np.int64).reshape(-1)
         if not len(keys):
             return np.empty((0, self._dim), dtype=np.float32)
-        label_of = self._label_of
-        missing = [i for i in keys.tolist() if i not in label_of]
-        if missing:
-            raise IndexError_(f"vector for id {missing[0]} is not in the index")
-        labels = np.array([label_of[i] for i in keys.tolist()], dtype=np.int64)
+        inside = keys < len(self._label_of)
+        labels = np.full(len(keys), -1, dtype=np.int64)
+        labels[inside] = self._label_of[keys[inside]]
+        if (labels < 0).any():
+            raise IndexError_(f"vector for id {int(keys[labels < 0][0])} is not in the index")
         vectors: np.ndarray = self._stored()[labels]
         return vectors
 
-    def _search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(similarities, ids) of shape (n, min(k, live)); -1 ids where fewer were found."""
-        want = min(k, self._n_live)
+    def _search(
+        self, queries: np.ndarray, k: int, scope: np.ndarray | None = None, n_scope: int = 0
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(similarities, ids) of shape (n, min(k, candidates)); -1 ids where fewer were
+        found. ``scope`` is a packed bitmap of the ``n_scope`` labels to search."""
+        want = min(k, self._n_live if scope is None else n_scope)
         n = len(queries)
         if want <= 0:
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
-        params = self._params()
+        params = self._params(scope)
         sims, labels = self._index.search(
             np.ascontiguousarray(queries, dtype=np.float32), want, params=params
         )
         found = labels >= 0
         return sims, np.where(found, self._external[np.where(found, labels, 0)], -1)
 
-    def _params(self) -> Any:
-        """Search parameters: efSearch for HNSW, and the live-label filter when needed."""
+    def _search_rows(
+        self, queries: np.ndarray, k: int, among: np.ndarray, labels: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Exact search over the gathered rows of ``among`` (FAISS's own kernel, so the
+        similarities are bit-identical to an index search)."""
+        want = min(k, len(among))
+        if want <= 0:
+            n = len(queries)
+            return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
+        rows = self._stored()[labels]
+        sims, found = faiss.knn(queries, rows, want, metric=faiss.METRIC_INNER_PRODUCT)
+        return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
+
+    def _params(self, scope: np.ndarray | None = None) -> Any:
+        """Search parameters: efSearch for HNSW, and the scope or live-label filter."""
         params: Any = None  # the SWIG classes used here have no type stubs
         if self._hnsw:
             params = _SWIG.SearchParametersHNSW()
             params.efSearch = self._ef_search
-        if self.tombstones:
+        if scope is None and self.tombstones:
             if self._bitmap is None:
                 self._bitmap = np.packbits(self._live[: self._index.ntotal], bitorder="little")
+            scope = self._bitmap
+        if scope is not None:
             params = params or faiss.SearchParameters()
-            selector = faiss.IDSelectorBitmap(len(self._bitmap), faiss.swig_ptr(self._bitmap))
+            selector = faiss.IDSelectorBitmap(len(scope), faiss.swig_ptr(scope))
             params.sel = selector
-            params.referenced_objects = [selector]  # keep it alive as long as the params
+            params.referenced_objects = [selector, scope]  # alive as long as the params
         return params
 
     def _stored(self) -> np.ndarray:
@@ -212,7 +259,9 @@ class VectorIndex:
         self._live = _grown(self._live, end, False)
         self._external[labels] = ids
         self._live[labels] = True
-        self._label_of.update(zip(ids.tolist(), labels.tolist(), strict=True))
+        top = int(ids.max()) + 1 if len(ids) else 0
+        self._label_of = _grown(self._label_of, top, -1)
+        self._label_of[ids] = labels
         self._n_live += len(ids)
         self._bitmap = None
 
@@ -230,7 +279,7 @@ class VectorIndex:
         if len(live):
             index.add(vectors)
         self._index, self._hnsw = index, hnsw
-        self._label_of = {}
+        self._label_of[:] = -1
         self._live[:] = False
         self._n_live = 0
         self._remember(live, np.arange(len(live), dtype=np.int64))

@@ -1,7 +1,7 @@
 """Privacy: a purged session leaves no trace; erase reaches every table; sessions stay apart.
 
 The secret is searched for in every structure of the atlas (node table including freed
-slots, graph, per-session vector indexes, BM25 postings, working tiers), in the embedding
+slots, graph, the atlas-wide vector index, BM25 postings, working tiers), in the embedding
 cache (memory and the raw bytes of its SQLite file and WAL), and in the event log under
 each ``log_content`` policy: in the rows and in the raw bytes of the database file.
 """
@@ -40,9 +40,8 @@ def traces_in_atlas(atlas: ElasticMemoryAtlas, needle: str) -> list[str]:
         for column in ("contents", "metadata", "provenance"):
             if needle in repr(getattr(table, column)[slot]):
                 found.append(f"table.{column}[{slot}]")
-    for session in s.sessions.values():
-        if any(needle in term for term in session.lexical._postings):
-            found.append(f"bm25 postings of {session.id}")
+    if any(needle in term for term in s.lexical._postings):
+        found.append("bm25 postings")
     if any(needle in str(n) for n in s.edges.graph.nodes):
         found.append("graph")
     return found

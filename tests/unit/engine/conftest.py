@@ -66,13 +66,17 @@ def invariants(atlas: ElasticMemoryAtlas) -> None:
     state = atlas._s
     alive = set(state.table.alive_slots().tolist())
     graph_nodes = set(state.edges.graph.nodes)
-    index_ids: set[int] = set()
+    index_ids = set(state.vectors.ids().tolist())
+    members: list[int] = []
     for session in state.sessions.values():
-        ids = session.vectors.ids().tolist()
-        assert not index_ids & set(ids), "a slot is indexed in two sessions"
-        index_ids |= set(ids)
+        listed = state.table.members(session.code).tolist()
+        assert all(state.table.session[s] == session.code for s in listed)
+        members += listed
+    assert len(members) == len(set(members)), "a slot is listed in two sessions"
     assert graph_nodes == alive, graph_nodes ^ alive
     assert index_ids == alive, index_ids ^ alive
+    assert set(members) == alive, set(members) ^ alive
+    assert len(state.lexical) == len(alive)
     assert len(atlas) == len(alive)
     cfg = atlas.config
     weights = state.table.weight[sorted(alive)]
