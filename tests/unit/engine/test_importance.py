@@ -1,31 +1,51 @@
-"""Importance estimators: density heuristic in [0, 1], overrides and the registry."""
+"""Importance estimators: word surprisal in [0, 1], overrides and the registry."""
 
 from __future__ import annotations
 
 import pytest
 
-from memory_core.importance import IMPORTANCE_ESTIMATORS, constant, information_density
+from memory_core.importance import (
+    HALF_IMPORTANCE_SURPRISAL,
+    IMPORTANCE_ESTIMATORS,
+    constant,
+    information_density,
+    surprisal,
+)
 
 
-@pytest.mark.parametrize("text", ["ok", "Thanks!", "lol", "hmmm", "Sure."])
-def test_filler_is_nearly_worthless(text: str) -> None:
-    assert information_density(text, {}) == 0.05
+@pytest.mark.parametrize("text", ["ok", "Thanks!", "lol", "Sure.", "you and the"])
+def test_filler_is_worth_little(text: str) -> None:
+    assert information_density(text, {}) < 0.15
+
+
+def test_rare_words_carry_more_than_common_ones() -> None:
+    assert surprisal("the") == 0.0
+    assert surprisal("you") < 0.1
+    assert 0.0 < surprisal("house") < surprisal("lighthouse") < surprisal("zxqv")
 
 
 def test_informative_beats_chatty() -> None:
-    chatty = information_density("it was what it was", {})
+    chatty = information_density("Hey! Good to see you! How have you been?", {})
     fact = information_density("User prefers window seats on flights to Berlin in May 2026", {})
-    assert fact > chatty
-    assert 0.0 <= chatty <= 1.0
-    assert 0.0 <= fact <= 1.0
+    assert 0.0 <= chatty < fact <= 1.0
 
 
-def test_cues_and_types_add_importance() -> None:
+def test_repeating_a_word_adds_nothing() -> None:
+    once = information_density("lighthouse", {})
+    assert information_density("lighthouse lighthouse LIGHTHOUSE", {}) == once
+
+
+def test_half_importance_at_the_documented_surprisal() -> None:
+    words = ["zxqv", "qvzx", "vxzq"]  # unseen words: 7 each
+    text = " ".join(words)
+    total = 3 * surprisal("zxqv")
+    assert information_density(text, {}) == pytest.approx(
+        total / (total + HALF_IMPORTANCE_SURPRISAL)
+    )
+
+
+def test_declared_types_add_importance() -> None:
     plain = information_density("the blue car parked outside", {})
-    # 0.2 + 0.3 * 4 distinct content words / 5 words + min(0.2, 0.04 * 4)
-    assert plain == pytest.approx(0.2 + 0.3 * 4 / 5 + 0.16)
-    cued = information_density("the blue car always outside", {})
-    assert cued == pytest.approx(plain + 0.2)
     typed = information_density("the blue car parked outside", {"type": "preference"})
     assert typed == pytest.approx(plain + 0.25)
 
@@ -34,16 +54,18 @@ def test_metadata_override_is_clamped() -> None:
     assert information_density("anything", {"importance": 0.3}) == 0.3
     assert information_density("anything", {"importance": 7}) == 1.0
     assert information_density("anything", {"importance": -2}) == 0.0
-    assert information_density("ok", {"importance": True}) == 0.05  # bools are not numbers
+    assert information_density("ok", {"importance": True}) < 0.15  # bools are not numbers
 
 
 def test_no_words_and_upper_bound() -> None:
-    assert information_density("?!", {}) == 0.1
+    assert information_density("?!", {}) == 0.0
     loud = (
         "IMPORTANT: User Alice must never book flights before 9am, budget 500 EUR, "
         "allergic to peanuts, prefers Lufthansa"
     )
-    assert information_density(loud, {"type": "instruction"}) == 1.0
+    assert information_density(loud, {}) > 0.65
+    rare = " ".join(f"zq{chr(97 + i)}x" for i in range(26))  # 26 unseen words
+    assert information_density(rare, {"type": "instruction"}) == 1.0
 
 
 def test_registry() -> None:
