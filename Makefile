@@ -11,7 +11,7 @@ export TOKENIZERS_PARALLELISM := false
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD := 1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run test test-unit test-integration test-e2e lint typecheck bench bench-smoke screenshots chromium clean
+.PHONY: help install run test test-unit test-integration test-e2e lint typecheck bench bench-recall bench-smoke screenshots chromium clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ typecheck: $(STAMP) ## mypy strict on memory_core
 
 bench: $(STAMP) ## Benchmarks at 1k/10k/100k memories; writes BENCHMARKS.md and plots
 	$(PY) -m benchmarks.run --sizes 1000 10000 100000
+
+bench-recall: $(STAMP) ## Recall on the LoCoMo dev split (../shared/datasets/locomo-dev); writes docs/harness.md
+	$(PY) -m benchmarks.real_recall
 
 bench-smoke: $(STAMP) ## Tiny benchmark run (also part of make test)
 	$(PY) -m benchmarks.run --sizes 200 --smoke

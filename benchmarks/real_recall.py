@@ -1,0 +1,202 @@
+"""Recall on real conversations: the LoCoMo dev split, engine against simple retrievers.
+
+``make bench-recall`` runs this. It imports the dev split from ``../shared/datasets/
+locomo-dev`` in memory (nothing is written next to the code: the data stays outside the
+repository), embeds every text once through the cached MiniLM embedder, and replays each
+conversation under each policy and memory budget in worker processes. It prints the
+table, checks issue #14's targets, and writes the table into ``docs/harness.md``
+between the ``real-recall`` markers. Without the folder it says so and exits cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "locomo-dev"
+DOC = ROOT / "docs" / "harness.md"
+START, END = "<!-- real-recall:start -->", "<!-- real-recall:end -->"
+
+POLICIES = ("atlas", "hybrid", "fifo", "unlimited")
+BUDGETS: tuple[str, ...] = ("none", "150", "25%")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+TARGET_UNLIMITED = 0.70
+TARGET_150 = 0.58
+TARGET_RETENTION_150 = 0.85
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """Pooled outcome of one policy at one budget over every conversation."""
+
+    policy: str
+    budget: str
+    recall: float
+    retention: float
+    ms_per_turn: float
+    by_category: dict[int, float]
+
+
+_CONVERSATIONS: list = []  # set in the parent before the workers fork
+_VECTORS: list = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev folder")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--no-write", action="store_true", help="print only; docs unchanged")
+    args = parser.parse_args(argv)
+    files = sorted(args.data.glob("*.json")) if args.data.is_dir() else []
+    if not files:
+        print(
+            f"bench-recall: skipped, no LoCoMo dev split at {args.data} (it is kept outside "
+            "the repository on purpose)"
+        )
+        return 0
+    started = time.perf_counter()
+    conversations = _load(files)
+    cells = _run(conversations, args.workers)
+    table = render(cells, conversations)
+    verdicts = check_targets(cells)
+    print(table)
+    print("\n".join(verdicts))
+    print(f"({time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f})")
+    if not args.no_write:
+        write_doc(table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
+        print(f"wrote the table into {DOC.relative_to(ROOT)}")
+    return 0
+
+
+def _load(files: Iterable[Path]) -> list:
+    from memory_core.harness.importers import IMPORTERS, ImportOptions, import_files
+
+    return [conv for _, conv in import_files(IMPORTERS["locomo"], files, ImportOptions())]
+
+
+def _run(conversations: list, workers: int) -> list[Cell]:
+    from memory_core.harness.replay import embed_conversation, harness_embedder
+
+    embedder = harness_embedder("minilm")
+    _CONVERSATIONS[:] = conversations
+    _VECTORS[:] = [embed_conversation(c, embedder) for c in conversations]
+    jobs = [
+        (policy, budget, i)
+        for policy in POLICIES
+        for budget in BUDGETS
+        if not (policy == "unlimited" and budget != "none")
+        if not (policy == "fifo" and budget == "none")  # fifo without a limit is unlimited
+        for i in range(len(conversations))
+    ]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        results = list(pool.map(_replay, jobs))
+    grouped: dict[tuple[str, str], list] = {}
+    for (policy, budget, _), result in zip(jobs, results, strict=True):
+        grouped.setdefault((policy, budget), []).append(result)
+    return [_pool(policy, budget, group) for (policy, budget), group in grouped.items()]
+
+
+def _replay(job: tuple[str, str, int]):  # runs in a worker
+    from memory_core.config import AtlasConfig
+    from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
+
+    policy, budget, i = job
+    config = AtlasConfig(max_nodes=150) if budget == "150" else AtlasConfig(max_nodes=None)
+    settings = ReplaySettings(policy=policy, capacity_fraction=0.25 if budget == "25%" else None)
+    return replay_conversation(
+        _CONVERSATIONS[i],
+        config,
+        settings=settings,
+        embedder=harness_embedder("minilm"),
+        vectors=_VECTORS[i],
+    ).result
+
+
+def _pool(policy: str, budget: str, results: list) -> Cell:
+    from memory_core.harness.importers.locomo import category
+
+    facts = [f for r in results for f in r.facts if f.expect == "recalled"]
+    by_category: dict[int, list[bool]] = {}
+    for fact in facts:
+        by_category.setdefault(category(fact.fact_id) or 0, []).append(fact.recalled)
+    return Cell(
+        policy=policy,
+        budget=budget,
+        recall=float(np.mean([f.recalled for f in facts])),
+        retention=float(np.mean([f.retained for f in facts])),
+        ms_per_turn=1e3 * sum(r.wall_seconds for r in results) / sum(r.turns for r in results),
+        by_category={c: float(np.mean(v)) for c, v in sorted(by_category.items())},
+    )
+
+
+def render(cells: Sequence[Cell], conversations: Sequence) -> str:
+    """The markdown table: one row per policy and budget."""
+    turns = sum(sum(len(s.turns) for s in c.sessions) for c in conversations)
+    facts = sum(len(c.key_facts) for c in conversations)
+    head = (
+        f"LoCoMo dev split: {len(conversations)} conversations, {turns} turns, {facts} key "
+        "facts (QA categories 1-4); recall@10, default parameters, cached MiniLM embeddings.\n\n"
+        "| policy | budget | recall@10 | retention | ms/turn | "
+        + " | ".join(CATEGORIES.values())
+        + " |\n|---|---|---:|---:|---:|"
+        + "---:|" * len(CATEGORIES)
+    )
+    order = {b: i for i, b in enumerate(BUDGETS)}
+    rows = []
+    for cell in sorted(cells, key=lambda c: (order[c.budget], POLICIES.index(c.policy))):
+        cats = " | ".join(f"{cell.by_category.get(c, float('nan')):.3f}" for c in CATEGORIES)
+        name = f"**{cell.policy}**" if cell.policy == "atlas" else cell.policy
+        rows.append(
+            f"| {name} | {_budget_label(cell.budget)} | {cell.recall:.3f} | "
+            f"{cell.retention:.2f} | {cell.ms_per_turn:.1f} | {cats} |"
+        )
+    return head + "\n" + "\n".join(rows)
+
+
+def _budget_label(budget: str) -> str:
+    return {"none": "no limit", "150": "150 memories", "25%": "25% of turns"}[budget]
+
+
+def check_targets(cells: Sequence[Cell]) -> list[str]:
+    """Issue #14's targets, each as 'met' or 'missed by ...'."""
+    by = {(c.policy, c.budget): c for c in cells}
+    out = [
+        _verdict("atlas recall@10, no limit", by["atlas", "none"].recall, TARGET_UNLIMITED),
+        _verdict("atlas recall@10 at 150", by["atlas", "150"].recall, TARGET_150),
+        _verdict("atlas retention at 150", by["atlas", "150"].retention, TARGET_RETENTION_150),
+    ]
+    for budget in BUDGETS:
+        atlas, hybrid = by["atlas", budget], by["hybrid", budget]
+        out.append(
+            _verdict(f"atlas >= hybrid at {_budget_label(budget)}", atlas.recall, hybrid.recall)
+        )
+    return out
+
+
+def _verdict(what: str, value: float, target: float) -> str:
+    status = "met" if value >= target - 1e-12 else f"MISSED by {target - value:.3f}"
+    return f"{what}: {value:.3f} (target >= {target:.3f}) {status}"
+
+
+def write_doc(block: str) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    if START not in text:
+        raise SystemExit(f"{DOC} has no {START} marker")
+    before, rest = text.split(START, 1)
+    after = rest.split(END, 1)[1]
+    DOC.write_text(f"{before}{START}\n{block}\n{END}{after}", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
