@@ -14,8 +14,10 @@ from memory_core.dashboard.conflict_view import (
     act,
     act_many,
     audit_rows,
+    by_score,
     decision_lines,
     desk_for,
+    empty_state,
     item_filter,
     item_label,
     neighbourhood,
@@ -27,16 +29,19 @@ from memory_core.dashboard.conflict_view import (
     write,
 )
 from memory_core.dashboard.graph_view import build_graph
-from memory_core.dashboard.identity import current_identity
+from memory_core.dashboard.identity import current_identity, reviewer_identity
 from memory_core.dashboard.shared import live_system
 from memory_core.errors import AtlasError
 
 require_app_shell()
 
+SHOWN = 200
+
 system = live_system()
 atlas = system.atlas
 desk = desk_for(atlas, system.recording.db)
 queue = desk.queue
+wall_time = system.clock.wall_time
 K = ConflictKeys
 
 st.title("Conflict review")
@@ -53,6 +58,7 @@ flash = st.session_state.pop(K.FLASH, None)
 if flash:
     st.success(flash)
 
+identity = reviewer_identity()  # the sidebar's name, shared with the knowledge audit
 writer = current_identity()  # writing needs no name
 write_blocked = denial(writer, Action.WRITE)
 with st.expander("Write a memory through the conflict guard, or scan the atlas"):
@@ -80,6 +86,43 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
         except AtlasError as exc:
             st.error(str(exc))
 
+
+def last_action() -> None:
+    """This session's last action and its audit entries, whatever the filters now show."""
+    done = st.session_state.get(K.LAST)
+    if not done:
+        return
+    with st.container(border=True):
+        st.markdown("**Your last action**")
+        rows = [
+            row
+            for item_id, entry_id in done
+            for row in audit_rows(queue.audit(item_id), wall_time)
+            if row["#"] == entry_id
+        ]
+        st.dataframe(rows, hide_index=True, width="stretch")
+        revertible = [
+            e.id for item_id, _ in done for e in undoable(queue.audit(item_id))
+            if (item_id, e.id) in done
+        ]  # fmt: skip
+        if revertible and st.button(
+            "Undo" if len(revertible) == 1 else f"Undo all {len(revertible)}",
+            key="conflict_undo_last",
+            disabled=review_blocked is not None,
+        ):
+            try:
+                reverted = [undo(desk, identity, entry_id) for entry_id in revertible]
+            except AtlasError as exc:
+                st.error(str(exc))
+            else:
+                st.session_state[K.LAST] = [(e.item_id, e.id) for e in reverted]
+                st.session_state[K.FLASH] = (
+                    ", ".join(f"#{i}" for i in revertible) + " undone (audit entries "
+                    + ", ".join(f"#{e.id}" for e in reverted) + ")."
+                )  # fmt: skip
+                st.rerun()
+
+
 counts = queue.counts()
 m1, m2, m3 = st.columns([1, 1, 3])
 m1.metric("Open", counts.open)
@@ -96,21 +139,23 @@ text_filter = f4.text_input("Text contains", key=K.TEXT)
 min_score = f5.number_input("Min score", 0.0, 1.0, 0.0, 0.05, key=K.MIN_SCORE)
 try:
     flt = item_filter(status, kinds, session_filter, text_filter, min_score)
-    items = queue.items(flt, limit=200)
     total = queue.count(flt)
+    items = by_score(queue.items(flt, limit=max(total, 1)))[:SHOWN]
 except AtlasError as exc:
     st.error(str(exc))
     st.stop()
-st.caption(f"{total} matching items" + (" (first 200 shown)" if total > 200 else ""))
+review_blocked = denial(identity, Action.REVIEW)
+last_action()  # the audit entry of what this reviewer just did stays in view
+narrowed = bool(kinds or session_filter.strip() or text_filter.strip() or min_score > 0)
 if not items:
-    st.info("Nothing to review. Write contradicting memories above, or scan the atlas.")
+    st.info(empty_state(status, counts, narrowed=narrowed))
     st.stop()
+st.caption(
+    f"{total} matching items, highest score first"
+    + (f" (first {SHOWN} shown)" if total > SHOWN else "")
+)
 st.dataframe(queue_rows(items), hide_index=True, width="stretch")
 labels = {i.id: item_label(i) for i in items}
-
-typed = st.text_input("Reviewer (required for every action)", key=K.REVIEWER)
-identity = current_identity(typed)  # signed in: the account's name, whatever was typed
-review_blocked = denial(identity, Action.REVIEW)
 if review_blocked:
     st.info(review_blocked)
 
@@ -124,6 +169,7 @@ with st.expander(f"Bulk action ({len(open_ids)} open items shown)"):
         try:
             done = act_many(desk, identity, chosen, bulk_action)
             st.session_state[K.FLASH] = f"{bulk_action.value} applied to {len(done)} items."
+            st.session_state[K.LAST] = [(e.item_id, e.id) for e in done]
             st.rerun()
         except AtlasError as exc:
             st.error(str(exc))
@@ -157,18 +203,22 @@ if item.status.value == "open":
         ):
             clicked = action
     merged = st.text_area(
-        "Merged text (replaces both)", value=item.new_text, key=f"{K.MERGED}_{item.id}"
+        "Merged text (replaces both)",
+        key=f"{K.MERGED}_{item.id}",
+        placeholder="Write the one statement that should replace both, then press Edit / merge.",
     )
     if st.button(
         ACTION_LABELS[ReviewAction.EDIT_MERGE],
         key=f"conflict_edit_merge_{item.id}",
-        disabled=review_blocked is not None,
+        disabled=review_blocked is not None or not merged.strip(),
+        help=review_blocked or (None if merged.strip() else "Write the merged text first."),
     ):
         clicked = ReviewAction.EDIT_MERGE
     if clicked is not None:
         try:
             entry = act(desk, identity, item.id, clicked, merged_text=merged)
             st.session_state[K.FLASH] = f"{clicked.value} recorded as audit entry #{entry.id}."
+            st.session_state[K.LAST] = [(item.id, entry.id)]
             st.rerun()
         except AtlasError as exc:
             st.error(str(exc))
@@ -176,7 +226,7 @@ if item.status.value == "open":
 st.subheader("Audit trail")
 entries = queue.audit(item.id)
 if entries:
-    st.dataframe(audit_rows(entries), hide_index=True, width="stretch")
+    st.dataframe(audit_rows(entries, wall_time), hide_index=True, width="stretch")
     revertible = undoable(entries)
     if revertible:
         u1, u2 = st.columns([3, 1], vertical_alignment="bottom")
@@ -190,8 +240,9 @@ if entries:
             "Undo", key=f"conflict_undo_button_{item.id}", disabled=review_blocked is not None
         ):
             try:
-                undo = undo(desk, identity, undo_id)
-                st.session_state[K.FLASH] = f"Entry #{undo_id} undone (audit entry #{undo.id})."
+                reverted = undo(desk, identity, undo_id)
+                st.session_state[K.FLASH] = f"Entry #{undo_id} undone (audit entry #{reverted.id})."
+                st.session_state[K.LAST] = [(item.id, reverted.id)]
                 st.rerun()
             except AtlasError as exc:
                 st.error(str(exc))

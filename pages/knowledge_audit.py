@@ -4,7 +4,7 @@ import streamlit as st
 
 from memory_core.access import Action, denial
 from memory_core.dashboard.app_shell import require_app_shell
-from memory_core.dashboard.identity import current_identity
+from memory_core.dashboard.identity import reviewer_identity
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -38,17 +38,11 @@ from memory_core.knowledge.importer import csv_columns
 
 require_app_shell()
 
-REVIEWER_NAME = "knowledge_reviewer_name"  # outlives the widget when another page is open
-
 
 @st.cache_resource(show_spinner="Opening the knowledge base…")
 def knowledge_desk() -> KnowledgeDesk:
     system = live_system()
     return open_knowledge(system.atlas.embedder, db=system.recording.db)
-
-
-def remember_reviewer() -> None:
-    st.session_state[REVIEWER_NAME] = st.session_state.get(AuditKeys.REVIEWER, "")
 
 
 DATE = st.column_config.TextColumn(width=105)
@@ -78,17 +72,7 @@ except AtlasError as exc:
     st.stop()
 kb = desk.kb
 
-with st.sidebar:
-    st.divider()
-    st.text_input(
-        "Reviewer",
-        value=st.session_state.get(REVIEWER_NAME, ""),
-        key=AuditKeys.REVIEWER,
-        on_change=remember_reviewer,
-        placeholder="your name (recorded with each review)",
-    )
-# signed in: the audit trail names the account, whatever was typed
-identity = current_identity(str(st.session_state.get(AuditKeys.REVIEWER, "")))
+identity = reviewer_identity()
 blocked = denial(identity, Action.REVIEW)
 import_blocked = denial(identity, Action.IMPORT)
 

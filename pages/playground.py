@@ -4,6 +4,7 @@ import streamlit as st
 
 from memory_core.access import Action
 from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.conflict_view import desk_for
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.inspector import hits_table
 from memory_core.dashboard.panels import graph_panel, legend
@@ -22,10 +23,17 @@ st.caption(
     "Each message is first used as a query (what it recalls is reinforced and ringed in red "
     "in the graph), then stored as a new memory of the chosen session."
 )
-c1, c2, c3 = st.columns([2, 1, 1], vertical_alignment="bottom")
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 c1.text_input("Session", value="playground", key=Keys.PLAY_SESSION, max_chars=64)
 remember = c2.toggle("Remember messages", value=True, key="playground_remember")
-top_k = c3.number_input("Recall at most", 1, 20, 5, key="playground_top_k")
+guarded = c3.toggle(
+    "Conflict guard",
+    value=True,
+    key="playground_guard",
+    help="On: a message that contradicts a stored memory supersedes it or goes to the "
+    "Conflict review queue, as writes from agents do. Off: stored as is.",
+)
+top_k = c4.number_input("Recall at most", 1, 20, 5, key="playground_top_k")
 
 blocked = denied(Action.WRITE)
 prompt = st.chat_input(
@@ -39,6 +47,7 @@ if prompt:
             session_id=state.playground_session,
             remember=remember,
             top_k=int(top_k),
+            guard=desk_for(system.atlas, system.recording.db).guard if guarded else None,
         )
     except AtlasError as exc:
         st.error(str(exc))

@@ -15,22 +15,26 @@ import html
 import re
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_core.access import Action, Identity, require
 from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.clock import to_datetime
 from memory_core.conflicts.guard import ConflictGuard, GuardResult
 from memory_core.conflicts.items import (
     AuditEntry,
     ItemFilter,
     ItemStatus,
+    QueueCounts,
     ReviewAction,
     ReviewItem,
 )
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review import ConflictReview
+from memory_core.dashboard.identity import REVIEWER_KEY
 from memory_core.errors import InputError
 from memory_core.model import MemoryEdge, MemoryNode
 
@@ -52,7 +56,7 @@ _WORD = re.compile(r"\S+")
 class ConflictKeys:
     """Session-state keys of the conflict review page (widgets write under these)."""
 
-    REVIEWER = "conflict_reviewer"
+    REVIEWER = REVIEWER_KEY
     STATUS = "conflict_status"
     KINDS = "conflict_kinds"
     SESSION = "conflict_session"
@@ -67,6 +71,8 @@ class ConflictKeys:
     WRITE_SESSION = "conflict_write_session"
     WRITE_CONFIDENCE = "conflict_write_confidence"
     FLASH = "conflict_flash"
+    LAST = "conflict_last_action"
+    """(item id, audit entry id) of this session's last action: kept on screen."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,21 +247,52 @@ def side_by_side(item: ReviewItem) -> tuple[str, str]:
     return marked_html(item.old_text, spans["a"]), marked_html(item.new_text, spans["b"])
 
 
-def audit_rows(entries: Iterable[AuditEntry]) -> list[dict[str, Any]]:
-    """The audit trail as table rows; before/after summarised as status and confidence."""
+def audit_rows(
+    entries: Iterable[AuditEntry], wall_time: Callable[[float], float | None] | None = None
+) -> list[dict[str, Any]]:
+    """The audit trail as table rows; before/after summarised as status and confidence.
+
+    ``wall_time`` turns the atlas's time (which the demo and "skip ahead" move forward)
+    back into real time; the real UTC time comes first, the atlas time beside it.
+    """
+
+    def real(at: datetime) -> str:
+        wall = wall_time(at.timestamp()) if wall_time is not None else at.timestamp()
+        if wall is None:
+            return "(before this server started)"
+        return to_datetime(wall).strftime("%Y-%m-%d %H:%M:%S UTC")
+
     return [
         {
             "#": e.id,
             "action": e.action,
             "reviewer": e.reviewer,
-            "at": e.at.strftime("%Y-%m-%d %H:%M:%S"),
+            "at (UTC)": real(e.at),
+            "atlas time": e.at.strftime("%Y-%m-%d %H:%M:%S"),
             "before": _summary(e.before),
             "after": _summary(e.after),
-            "undone by": e.undone_by or "",
-            "undoes": e.undo_of or "",
+            "undone by": e.undone_by,
+            "undoes": e.undo_of,
         }
         for e in entries
     ]
+
+
+def by_score(items: Iterable[ReviewItem]) -> list[ReviewItem]:
+    """Most certain contradictions first; newest first among equal scores."""
+    return sorted(items, key=lambda i: (-i.score, -i.created_at.timestamp(), i.id))
+
+
+def empty_state(status: str, counts: QueueCounts, *, narrowed: bool) -> str:
+    """What to say when the filters leave no item: true about what else is waiting."""
+    if counts.total == 0:
+        return "Nothing to review: the queue is empty. Write contradicting memories above, or scan the atlas."
+    if status == "open" and not narrowed:
+        return f"Nothing left to review: all {counts.resolved} items are resolved."
+    noun = {"open": "No open item", "resolved": "No resolved item", "all": "No item"}[status]
+    head = noun + (" matches these filters" if narrowed else "")
+    hint = " (set Status to open to review them)" if status != "open" and counts.open else ""
+    return f"{head}; the queue holds {counts.open} open and {counts.resolved} resolved items{hint}."
 
 
 def undoable(entries: Iterable[AuditEntry]) -> list[AuditEntry]:

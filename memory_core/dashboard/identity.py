@@ -22,6 +22,9 @@ from memory_core.access import (
 from memory_core.errors import AccessDeniedError, AtlasError
 
 IDENTITY_KEY = "access_identity"
+REVIEWER_KEY = "reviewer"
+"""The sidebar's reviewer name, one for both review pages."""
+_REVIEWER_KEPT = "reviewer_kept"  # outlives the widget while a page without it is open
 LOGIN_NAME = "access_login_name"
 LOGIN_PASSWORD = "access_login_password"
 
@@ -40,6 +43,30 @@ def current_identity(typed_name: str | None = None) -> Identity:
 def denied(action: Action, typed_name: str | None = None) -> str | None:
     """Why the current identity may not perform ``action`` now, or ``None``."""
     return denial(current_identity(typed_name), action)
+
+
+def reviewer_identity() -> Identity:
+    """Draw the reviewer field in the sidebar and return who acts on this page.
+
+    Both review pages call this, so the name typed on one is the name on the other,
+    also after visiting pages without the field. Signed in, the account's name counts,
+    whatever is typed.
+    """
+    with st.sidebar:
+        st.divider()
+        st.text_input(
+            "Reviewer",
+            value=str(st.session_state.get(_REVIEWER_KEPT, "")),
+            key=REVIEWER_KEY,
+            on_change=_keep_reviewer,
+            placeholder="your name (recorded with each review)",
+            help="Every review action is recorded under this name in the audit trail.",
+        )
+    return current_identity(str(st.session_state.get(REVIEWER_KEY, "")))
+
+
+def _keep_reviewer() -> None:
+    st.session_state[_REVIEWER_KEPT] = st.session_state.get(REVIEWER_KEY, "")
 
 
 def identity_panel() -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.access import Action, Identity, require
+from memory_core.dashboard.identity import REVIEWER_KEY
 from memory_core.embedding.base import Embedder
 from memory_core.errors import InputError
 from memory_core.knowledge.audit import ItemDetail, VersionConflict
@@ -46,7 +47,7 @@ IMPORT_TYPES = ("csv", "json")
 class AuditKeys:
     """Session-state keys of the knowledge audit page (widgets write under these)."""
 
-    REVIEWER = "knowledge_reviewer"
+    REVIEWER = REVIEWER_KEY
     STATUSES = "knowledge_statuses"
     TEXT = "knowledge_text"
     STALE_DAYS = "knowledge_stale_days"

@@ -39,14 +39,21 @@ LIVE_ATLAS_NAME = "dashboard live atlas"
 
 
 class FastForwardClock:
-    """Wall time plus an offset that only grows; thread-safe."""
+    """Wall time plus an offset that only grows; thread-safe.
 
-    __slots__ = ("_base", "_lock", "_offset")
+    It remembers when each skip happened, so an atlas time it handed out can be turned
+    back into the real time it happened at (audit trails show both).
+    """
+
+    __slots__ = ("_base", "_lock", "_offset", "_skips", "_started")
 
     def __init__(self, base: Clock | None = None) -> None:
         self._base = base or SystemClock()
         self._offset = 0.0
         self._lock = threading.Lock()
+        self._started = self._base.now()
+        self._skips: list[tuple[float, float]] = []
+        """(atlas time right after a skip, offset from then on), oldest first."""
 
     def now(self) -> float:
         return self._base.now() + self._offset
@@ -61,7 +68,21 @@ class FastForwardClock:
             raise InputError("seconds", f"must be a finite number >= 0, got {seconds!r}")
         with self._lock:
             self._offset += float(seconds)
+            self._skips.append((self._base.now() + self._offset, self._offset))
         return self.now()
+
+    def wall_time(self, atlas_time: float) -> float | None:
+        """The real (epoch) time at which this clock read ``atlas_time``; None when it was
+        before this clock started (another process's time, which this one cannot undo)."""
+        with self._lock:
+            skips = list(self._skips)
+        offset = 0.0
+        for after, total in skips:
+            if atlas_time < after:
+                break
+            offset = total
+        wall = atlas_time - offset
+        return wall if wall >= self._started - 1.0 else None
 
 
 def embedder_from_env() -> Embedder:

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.dashboard.conflict_view import decision_lines
 from memory_core.dashboard.graph_view import label
 from memory_core.errors import InputError
 from memory_core.model import MemoryNode, RetrievalHit
+
+if TYPE_CHECKING:
+    from memory_core.conflicts.guard import ConflictGuard
 
 SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:\-]{0,63}$")
 MAX_TOP_K = 20
@@ -41,10 +46,13 @@ def converse(
     remember: bool = True,
     top_k: int = 5,
     cross_session: bool = True,
+    guard: ConflictGuard | None = None,
 ) -> Exchange:
     """Retrieve for ``message`` (reinforcing the hits) and, if asked, store it afterwards.
 
-    Retrieval runs first so a message never recalls itself.
+    Retrieval runs first so a message never recalls itself. With a ``guard`` the message
+    is stored through it, like every other write path: a contradiction of a stored
+    memory is resolved or queued for review, and the reply says what happened.
     """
     session_id = check_session_name(session_id)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
@@ -54,8 +62,19 @@ def converse(
         if len(atlas)
         else []
     )
-    stored = atlas.add(message, session_id=session_id) if remember else None
-    return Exchange(hits, stored, _reply(hits, stored))
+    if not remember:
+        return Exchange(hits, None, _reply(hits, None))
+    if guard is None:
+        stored = atlas.add(message, session_id=session_id)
+        return Exchange(hits, stored, _reply(hits, stored) + "\nConflict guard off: not checked.")
+    result = guard.add(message, session_id=session_id)
+    checked = [line for line in decision_lines(result) if not line.startswith("stored ")]
+    verdict = "; ".join(checked) if result.decisions else "no contradiction"
+    return Exchange(
+        hits,
+        result.node,
+        _reply(hits, result.node) + f"\nChecked by the conflict guard: {verdict}.",
+    )
 
 
 def _reply(hits: list[RetrievalHit], stored: MemoryNode | None) -> str:

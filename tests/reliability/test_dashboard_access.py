@@ -104,7 +104,7 @@ def test_read_only_mode_disables_every_mutating_widget(
     go(app, "pages/eviction_log.py")
     assert button(app, "Restore into the live atlas").disabled
     go(app, "pages/knowledge_audit.py")
-    app.text_input(key="knowledge_reviewer").set_value("alice").run()
+    app.text_input(key="reviewer").set_value("alice").run()
     assert button(app, "Approve").disabled and button(app, "Import").disabled
     go(app, "pages/conflict_review.py")
     assert button(app, "Write").disabled
@@ -129,7 +129,7 @@ def test_a_viewer_cannot_approve_and_a_signed_in_reviewer_is_recorded(
     add_user("rita", "reviewer", "reviewer-pass", monkeypatch)
     go(app, "pages/knowledge_audit.py")
     # a visitor typing a name is still only a viewer while a users file is in force
-    app.text_input(key="knowledge_reviewer").set_value("mallory").run()
+    app.text_input(key="reviewer").set_value("mallory").run()
     assert button(app, "Approve").disabled
     assert any("viewer" in i.value for i in app.info)
     go(app, "pages/playground.py")
@@ -156,7 +156,7 @@ def test_a_viewer_cannot_approve_and_a_signed_in_reviewer_is_recorded(
 
     app.session_state[IDENTITY_KEY] = sign_in("rita", "reviewer-pass").session_state[IDENTITY_KEY]
     go(app, "pages/knowledge_audit.py")
-    app.text_input(key="knowledge_reviewer").set_value("someone else").run()
+    app.text_input(key="reviewer").set_value("someone else").run()
     approve = button(app, "Approve")
     assert not approve.disabled
     approve.click().run()

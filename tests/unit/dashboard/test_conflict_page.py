@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -243,3 +244,39 @@ def test_actions_check_the_role_server_side_and_change_nothing_when_refused(
             desk, Identity("root", Role.ADMIN, authenticated=True), d.item_id, ReviewAction.KEEP_OLD
         )
     assert state() == before
+
+
+def test_the_audit_entry_stays_on_screen_and_empty_states_are_true(app: AppTest) -> None:
+    queued_pair(app, "The budget is 5000 euros.", "The budget is now 6000 euros.")
+    merged = app.text_area(key=f"{K.MERGED}_{app.dataframe[0].value['id'][0]}")
+    assert merged.value == ""  # nothing pre-filled to merge by accident
+    assert next(b for b in app.button if b.label == "Edit / merge").disabled
+    app.text_input(key=K.REVIEWER).set_value("ana").run()
+    click(app, "Accept new")
+    last = app.dataframe[0].value  # "Your last action", though the item left the open list
+    assert list(last["action"]) == ["accept_new"] and list(last["reviewer"]) == ["ana"]
+    assert last["at (UTC)"][0].endswith(" UTC") and "atlas time" in last.columns
+    assert any("Nothing left to review: all 1 items are resolved" in i.value for i in app.info)
+    click(app, "Undo")  # from the last-action panel
+    assert metric(app, "Open") == "1"
+    app.selectbox(key=K.STATUS).set_value("resolved").run()
+    assert any("1 open and 0 resolved" in i.value and "Status to open" in i.value for i in app.info)
+
+
+def test_queue_is_sorted_by_score() -> None:
+    def scored(score: float, ident: str) -> ReviewItem:
+        return dataclasses.replace(item("x", "y"), id=ident, score=score)
+
+    items = [scored(0.2, "low"), scored(0.9, "high"), scored(0.5, "mid")]
+    assert [i.id for i in view.by_score(items)] == ["high", "mid", "low"]
+
+
+def test_audit_rows_show_real_utc_beside_the_skipped_atlas_time() -> None:
+    from memory_core.dashboard.live import FastForwardClock
+
+    base = ManualClock(1_750_000_000.0)
+    clock = FastForwardClock(base)
+    clock.advance(86_400 * 365)  # a year skipped ahead by the demo
+    at = clock.now()
+    assert clock.wall_time(at) == 1_750_000_000.0
+    assert clock.wall_time(1_000.0) is None  # long before this clock started

@@ -213,3 +213,15 @@ def test_home_sample_ab_starts_the_default_run(app: AppTest) -> None:
     assert app.title[0].value == "A/B tuning"
     job = app.session_state["ab_tuning_job"]
     job.cancel()
+
+
+def test_one_reviewer_name_for_both_review_pages_carried_over(app: AppTest) -> None:
+    go(app, "pages/conflict_review.py")
+    app.text_input(key="reviewer").set_value("ana").run()
+    app.switch_page("pages/live_graph.py")
+    app.run()
+    app.switch_page("pages/knowledge_audit.py")
+    app.run()
+    assert not app.exception
+    field = app.text_input(key="reviewer")
+    assert field.value == "ana" and field in app.sidebar.text_input

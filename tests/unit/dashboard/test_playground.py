@@ -26,3 +26,30 @@ def test_top_k_is_checked(atlas: ElasticMemoryAtlas) -> None:
     with pytest.raises(InputError, match="top_k"):
         converse(atlas, "hello", session_id="s", top_k=0)
     assert check_session_name(" demo 1 ") == "demo 1"
+
+
+def test_writes_go_through_the_guard_and_say_so(atlas: ElasticMemoryAtlas) -> None:
+    from memory_core.conflicts.guard import ConflictGuard
+    from memory_core.model import MemoryStatus
+
+    guard = ConflictGuard(atlas)
+    old = converse(atlas, "The travel budget is 5000 euros.", session_id="play", guard=guard)
+    assert old.reply.endswith("Checked by the conflict guard: no contradiction.")
+    new = converse(atlas, "The travel budget is now 6000 euros.", session_id="play", guard=guard)
+    assert "Checked by the conflict guard: " in new.reply and "5000 euros" in new.reply
+    assert old.stored is not None and new.stored is not None
+    queued = guard.queue.count(view_filter())
+    assert atlas.get(old.stored.id).status is MemoryStatus.SUPERSEDED or queued == 1
+    asked = converse(atlas, "what is my travel budget?", session_id="play", remember=False)
+    assert asked.hits[0].node.id == new.stored.id  # the stale budget no longer ranks first
+
+
+def test_without_a_guard_the_reply_says_it_was_not_checked(atlas: ElasticMemoryAtlas) -> None:
+    reply = converse(atlas, "The travel budget is 5000 euros.", session_id="play").reply
+    assert reply.endswith("Conflict guard off: not checked.")
+
+
+def view_filter():  # type: ignore[no-untyped-def]
+    from memory_core.dashboard.conflict_view import item_filter
+
+    return item_filter("open")
