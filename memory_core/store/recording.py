@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_core._snapshot import FORMAT
+from memory_core._snapshot import FORMAT, READABLE_VERSIONS
 from memory_core.clock import Clock
 from memory_core.embedding.base import Embedder
 from memory_core.errors import InputError
@@ -70,11 +70,11 @@ def open_recorded(
     from memory_core.atlas import ElasticMemoryAtlas
 
     info = repo.get(snapshot_id)
-    if info.format_version != SNAPSHOT_FORMAT_VERSION:
+    if info.format_version not in READABLE_VERSIONS:
         raise InputError(
             "snapshot",
             f"{snapshot_id} has format version {info.format_version}; "
-            f"this version reads {SNAPSHOT_FORMAT_VERSION}",
+            f"this version reads {', '.join(map(str, sorted(READABLE_VERSIONS)))}",
         )
     with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
         path = Path(tmp) / "atlas.npz"

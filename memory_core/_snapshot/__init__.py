@@ -1,0 +1,28 @@
+"""Whole-atlas snapshots: one uncompressed zip of columnar ``.npy`` members.
+
+Exact round trip: a loaded atlas has the same memories, weights, edges, vectors,
+sessions, counters and id generator state as the saved one. ``layout`` describes the
+file, ``capture`` takes a snapshot, ``load`` reads and checks one (``legacy`` reads the
+older layout), ``restore`` fills an atlas from it. Index structures are never stored: restore hands
+the loaded vectors and texts to the atlas's own ``AtlasState.index``.
+"""
+
+from memory_core._snapshot.capture import Capture, capture, write
+from memory_core._snapshot.layout import FORMAT
+from memory_core._snapshot.legacy import FORMAT as LEGACY_FORMAT
+from memory_core._snapshot.load import SnapshotData, read
+from memory_core._snapshot.restore import restore
+
+READABLE_VERSIONS = frozenset(int(f.rsplit("/", 1)[1]) for f in (FORMAT, LEGACY_FORMAT))
+"""Format versions ``read`` accepts (a recorded snapshot row stores its version)."""
+
+__all__ = [
+    "FORMAT",
+    "READABLE_VERSIONS",
+    "Capture",
+    "SnapshotData",
+    "capture",
+    "read",
+    "restore",
+    "write",
+]

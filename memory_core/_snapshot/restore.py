@@ -1,0 +1,75 @@
+"""Filling an empty atlas state from checked snapshot data."""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+
+import numpy as np
+
+from memory_core._snapshot.load import RELATIONS, SnapshotData
+from memory_core._state import AtlasState
+from memory_core.errors import InputError
+
+
+def restore(state: AtlasState, data: SnapshotData) -> None:
+    """Rebuild the saved atlas in ``state`` (fresh, empty); checks the embedder first."""
+    header, table = data.header, state.table
+    n = len(data.ids)
+    _check_embedder(state, data)
+    sessions = []
+    for info in header["sessions"]:
+        session = state.new_session(info["id"], info["created_at"])
+        session.ended, session.last_id = info["ended"], info["last_id"]
+        session.working = deque(info["working"])
+        sessions.append(session)
+    slots = np.array([table.allocate(ident) for ident in data.ids], dtype=np.int64)
+    for name, values in data.columns.items():
+        if name != "session":
+            getattr(table, name)[slots] = values
+    codes = np.array([s.code for s in sessions], dtype=table.session.dtype)
+    table.session[slots] = codes[data.columns["session"]] if n else codes[:0]
+    order = slots.tolist()
+    for slot, content, meta, provenance in zip(
+        order, data.contents, data.metadata, data.provenance, strict=True
+    ):
+        table.contents[slot] = content
+        table.metadata[slot] = meta
+        table.provenance[slot] = provenance
+        state.edges.add_node(slot)
+    edges = data.edges
+    for source, target, relation, strength in zip(
+        slots[edges["edge_source"]].tolist(),
+        slots[edges["edge_target"]].tolist(),
+        edges["edge_relation"].tolist(),
+        edges["edge_strength"].tolist(),
+        strict=True,
+    ):
+        state.edges.link(source, target, RELATIONS[relation], strength)
+    if n:
+        state.index(slots, data.embeddings)  # the atlas's one entry point for new memories
+    state.counters = Counter(header["counters"])
+    state.last_decay = header["last_decay"]
+    version, internal, gauss = header["rng"]
+    state.rng.setstate((version, tuple(internal), gauss))
+    clock_set = getattr(state.clock, "set", None)
+    if callable(clock_set) and state.clock.now() < header["now"]:
+        clock_set(header["now"])
+
+
+def _check_embedder(state: AtlasState, data: SnapshotData) -> None:
+    if not len(data.ids):
+        return
+    dim = data.embeddings.shape[1]
+    if dim != state.embedder.dim:
+        raise InputError(
+            "embedder", f"dimension {state.embedder.dim} does not match the snapshot's {dim}"
+        )
+    saved = data.header["embedder"]["name"]
+    if saved is not None and saved != state.embedder.name:
+        # same dimension, different model: the stored vectors would be compared to
+        # queries from another vector space and retrieval would be silently meaningless
+        raise InputError(
+            "embedder",
+            f"the snapshot's vectors come from {saved!r}, this atlas embeds with "
+            f"{state.embedder.name!r}",
+        )
