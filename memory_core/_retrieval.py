@@ -158,9 +158,7 @@ def _lexical(
     group = None if scope is None else scope.code
     return _candidates(
         state,
-        (lambda k: state.lexical.search(query.text, k, group=group))
-        if group is not None
-        else (lambda k: _each_session(state, query.text, k)),
+        lambda k: state.lexical.search(query.text, k, group=group),
         state.config.lexical_candidates,
         query,
         now,
@@ -274,11 +272,3 @@ def _cosines(state: AtlasState, slots: np.ndarray, vector: np.ndarray) -> np.nda
 def _empty() -> Ranked:
     e = np.empty(0)
     return Ranked(np.empty(0, np.int64), e, e, e, e, e, e, e, e, e, [], np.empty(0, bool))
-
-
-def _each_session(state: AtlasState, text: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each session's top-k under its own BM25 statistics, concatenated."""
-    parts = [state.lexical.search(text, k, group=s.code) for s in state.sessions.values()]
-    if not parts:
-        return np.empty(0, np.float32), np.empty(0, np.int64)
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
