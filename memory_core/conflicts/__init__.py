@@ -1,9 +1,10 @@
 """Contradiction detection between memories: judges, their verdicts, and quality measurement.
 
-``make_judge("rules")`` gives the offline default; ``make_judge("llm", base_url=...)`` an
+``make_judge("claims")`` gives the offline default; ``make_judge("llm", base_url=...)`` an
 OpenAI-compatible HTTP judge. :func:`evaluate` scores any judge on labelled pairs.
 """
 
+from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.evaluation import (
     EvalReport,
     LabelledPair,
@@ -21,17 +22,16 @@ from memory_core.conflicts.judge import (
     make_judge,
 )
 from memory_core.conflicts.llm_judge import LLMJudge
-from memory_core.conflicts.rules import RuleJudge
 
 __all__ = [
     "DEFAULT_JUDGE",
     "JUDGES",
+    "ClaimJudge",
     "ContradictionJudge",
     "EvalReport",
     "LLMJudge",
     "LabelledPair",
     "Mistake",
-    "RuleJudge",
     "Span",
     "Verdict",
     "evaluate",

@@ -2,7 +2,7 @@
 
 A judge looks at two memory texts and says whether they contradict each other, are
 compatible statements about the same topic, or are unrelated. Implementations live in
-their own modules (``rules.py``, ``llm_judge.py``); the detector and the CLI only see
+their own modules (``claim_judge.py``, ``llm_judge.py``); the detector and the CLI only see
 this protocol and pick an implementation through :data:`JUDGES`.
 """
 
@@ -77,11 +77,11 @@ class ContradictionJudge(Protocol):
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict: ...
 
 
-def _rule_judge(**options: Any) -> ContradictionJudge:
+def _claim_judge(**options: Any) -> ContradictionJudge:
     # Imported on use: the implementations import Verdict from this module.
-    from memory_core.conflicts.rules import RuleJudge
+    from memory_core.conflicts.claim_judge import ClaimJudge
 
-    return RuleJudge(**options)
+    return ClaimJudge(**options)
 
 
 def _llm_judge(**options: Any) -> ContradictionJudge:
@@ -91,12 +91,12 @@ def _llm_judge(**options: Any) -> ContradictionJudge:
 
 
 JUDGES: dict[str, Callable[..., ContradictionJudge]] = {
-    "rules": _rule_judge,
+    "claims": _claim_judge,
     "llm": _llm_judge,
 }
 """Judge factories by name; ``make_judge(name, **options)`` calls one."""
 
-DEFAULT_JUDGE = "rules"
+DEFAULT_JUDGE = "claims"
 
 
 def make_judge(name: str = DEFAULT_JUDGE, **options: Any) -> ContradictionJudge:

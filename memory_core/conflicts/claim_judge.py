@@ -1,0 +1,381 @@
+"""The default judge: compares the claims of two texts (see ``claims.py``), offline.
+
+Two claims contradict when they are about the same speaker at the same time and
+
+- **a value changed**: both give a value of one type (an amount in the same unit, a date,
+  a clock time, a proper name) for a related attribute, the values differ, and the newer
+  text does not also state the old value (a refinement such as "Lyon, in Croix-Rousse");
+- **polarity flipped**: one side denies ("never", "no", "don't") what the other asserts;
+- **a word was swapped in the same frame**: "I passed my test" / "I failed my test";
+- **the newer text says it corrects** ("sorry, wrong figure") something related.
+
+Attributes are related when the claims share a word stem, a value, or words whose MiniLM
+token vectors are close (``vectors.py``). Questions and requests state nothing: only the
+values they presuppose ("my boss Daniel", "the 15,000 euro budget") are compared. Claims
+about another person ("my brother lives ..."), the past ("as a kid", "used to"), or
+additions ("also", "separately") are compatible with anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memory_core.conflicts import vectors
+from memory_core.conflicts.claims import STOP, Claim, Value, claims, stem
+from memory_core.conflicts.judge import Kind, Span, Verdict
+from memory_core.errors import ConfigError, InputError
+
+DEFAULT_THRESHOLD = 0.5
+"""Findings scoring at least this make a contradiction."""
+DEFAULT_RELATED_SIMILARITY = 0.5
+"""A given embedding cosine at or above this counts as "same topic" on its own."""
+WORD_SIMILARITY = 0.45
+"""Two words whose token-vector cosine reaches this name the same thing or the same kind."""
+
+UNIT_SIMILARITY = 0.6
+"""Token-vector cosine at which two units are one ("kids" / "children")."""
+SAME_KIND = 0.25
+"""Token-vector cosine at which two words are values of one kind ("green" / "orange")."""
+ALTERNATIVE = 0.35
+"""Token-vector cosine at which two objects are alternatives ("coffee" / "tea")."""
+SHORT_CLAIM = 10
+"""Words of a plain one-fact statement, at most."""
+
+SINGLE_VALUED = (
+    "live home city address moved settled",
+    "name called named",
+    "job employer work",
+    "manager boss report",
+    "favourite favorite",
+    "age old",
+    "budget limit price cost",
+    "deadline birthday",
+    "phone email",
+)
+"""Attributes a person has one value of at a time, each as a few words that name it; a
+claim is about one when it has a word equal or near (token vectors) to one of them."""
+
+VALUE_SCORE = 0.8
+POLARITY_SCORE = 0.85
+SWAP_SCORE = 0.7
+CORRECTION_SCORE = 0.75
+COMPATIBLE_SCORE = 0.1
+UNRELATED_SCORE = 0.02
+
+_WORD = re.compile(r"[^\W_]+(?:['’][a-z]+)?", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finding:
+    score: float
+    kind: Kind
+    reason: str
+    spans: tuple[Span, ...]
+
+
+class ClaimJudge:
+    """Offline contradiction judge over extracted claims; deterministic, under a millisecond a
+    pair on average.
+
+    Args:
+        threshold: findings scoring at least this make a contradiction, in (0, 1].
+        related_similarity: embedding cosine that alone makes two texts "same topic", in [-1, 1].
+    """
+
+    __slots__ = ("_related_similarity", "_threshold")
+
+    def __init__(
+        self,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        related_similarity: float = DEFAULT_RELATED_SIMILARITY,
+    ) -> None:
+        if not _number(threshold) or not 0.0 < threshold <= 1.0:
+            raise ConfigError("threshold", threshold, "a number in (0, 1]")
+        if not _number(related_similarity) or not -1.0 <= related_similarity <= 1.0:
+            raise ConfigError("related_similarity", related_similarity, "a number in [-1, 1]")
+        self._threshold = float(threshold)
+        self._related_similarity = float(related_similarity)
+
+    @property
+    def name(self) -> str:
+        return "claims"
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
+        """Judge ``a`` (usually the older memory) against ``b`` (usually the newer one)."""
+        _check_text("a", a)
+        _check_text("b", b)
+        if similarity is not None and not _number(similarity):
+            raise InputError("similarity", f"{similarity!r} is not a finite number")
+        if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
+            raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
+        old, new = claims(a), claims(b)
+        corrects = any(c.corrects for c in new)
+        # A repeated memory is a duplicate, whatever its pieces say to each other.
+        findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects)
+        best = max(findings, key=lambda f: f.score, default=None)
+        if best is not None and best.score >= self._threshold:
+            return Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
+        if _related_texts(old, new) or (
+            similarity is not None and similarity >= self._related_similarity
+        ):
+            score = max(COMPATIBLE_SCORE, best.score if best else 0.0)
+            return Verdict("compatible", score, "same topic, no claim contradicted")
+        return Verdict("unrelated", UNRELATED_SCORE, "no shared topic")
+
+
+def _findings(
+    a: str, b: str, old: tuple[Claim, ...], new: tuple[Claim, ...], corrects: bool
+) -> list[_Finding]:
+    return [f for x in old for y in new if (f := _compare(a, b, x, y, corrects)) is not None]
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_text(field: str, text: object) -> None:
+    if not isinstance(text, str):
+        raise InputError(field, f"expected a string, got {type(text).__name__}")
+    if not text.strip():
+        raise InputError(field, "is empty")
+
+
+def _compare(a: str, b: str, x: Claim, y: Claim, corrects: bool) -> _Finding | None:
+    """The contradiction between claim ``x`` of ``a`` and claim ``y`` of ``b``, if any."""
+    if _other_people(x.subject, y.subject) or x.past != y.past or y.addition:
+        return None
+    related = _related(x, y)
+    found = _value_change(a, b, x, y, related)
+    if found is None and related and not (x.question or y.question):
+        found = _polarity(a, b, x, y)
+    if found is None and related and x.states and y.states:
+        found = _swap(a, b, x, y)
+    if found is None and not x.question:
+        found = _other_kind(a, b, x, y)
+    if found is None and corrects and related and y.states and not x.question:
+        found = _Finding(
+            CORRECTION_SCORE,
+            "correction",
+            "the newer text corrects an earlier statement on the same topic",
+            (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+        )
+    return found
+
+
+def _other_people(a: str, b: str) -> bool:
+    """Whether two claims' subjects (see ``claims._subject``) are different people."""
+    if a == b or not a or not b:
+        return a != b and (
+            (a not in ("", "i") and not a.endswith("'s"))
+            or (b not in ("", "i") and not b.endswith("'s"))
+        )
+    return True
+
+
+def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding | None:
+    for old in x.values:
+        if old.negated or any(_same(old, v) and not v.negated for v in y.values):
+            continue  # the newer piece states the old value too: a refinement
+        for new in y.values:
+            if new.negated or new.type != old.type or not _differ(old, new):
+                continue
+            if any(_same(old_other, new) for old_other in x.values):
+                continue
+            exclusive = (
+                (old.place and new.place)
+                or bool(_attribute(x) & _attribute(y))
+                or any(_same(p, q) and p.type != old.type for p in x.values for q in y.values)
+            )
+            if not exclusive and (not related or _qualified(old, new, x, y)):
+                continue
+            return _Finding(
+                VALUE_SCORE,
+                "value_change",
+                f"{old.type} changed: '{a[old.start : old.end]}' -> '{b[new.start : new.end]}'",
+                (_span("a", a, old.start, old.end), _span("b", b, new.start, new.end)),
+            )
+    return None
+
+
+_HEAD_WORDS = [(i, h) for i, names in enumerate(SINGLE_VALUED) for h in names.split()]
+
+
+@functools.lru_cache(maxsize=16384)
+def _heads(word: str) -> frozenset[int]:
+    """Which :data:`SINGLE_VALUED` attributes ``word`` names."""
+    close = vectors.cross([word], [h for _, h in _HEAD_WORDS])[0] >= WORD_SIMILARITY
+    return frozenset(
+        i for (i, h), hit in zip(_HEAD_WORDS, close, strict=True) if hit or stem(h) == word
+    )
+
+
+def _attribute(claim: Claim) -> frozenset[int]:
+    """The single-valued attributes ``claim`` speaks of (see :data:`SINGLE_VALUED`)."""
+    return frozenset().union(*(_heads(w) for w in claim.words))
+
+
+def _qualified(old: Value, new: Value, x: Claim, y: Claim) -> bool:
+    """Each value has a qualifier the other claim lacks: two attributes of one thing
+    ("the gym opens at 6" / "the gym closes at 10").
+
+    Only for plain statements: in a long chatty piece, words near a value are often chatter.
+    """
+    if x.length > SHORT_CLAIM or y.length > SHORT_CLAIM:
+        return False
+    return bool(old.context - _near(old.context, y.words)) and bool(
+        new.context - _near(new.context, x.words)
+    )
+
+
+def _differ(old: Value, new: Value) -> bool:
+    if old.type == "number":
+        same_unit = (
+            not old.unit
+            or not new.unit
+            or vectors.similarity(old.unit, new.unit) >= UNIT_SIMILARITY
+        )
+        return old.key != new.key and same_unit
+    if old.type == "date":
+        return _dates_differ(old.key, new.key)
+    if old.type == "name":
+        return not _same_name(old.key, new.key)
+    return old.key != new.key
+
+
+def _same_name(a: str, b: str) -> bool:
+    """ "Priya" is "Priya Raman"; "Postgres" is "PostgreSQL" (a shared start of 6 letters)."""
+    left, right = set(a.split()), set(b.split())
+    return left <= right or right <= left or (a[:6] == b[:6] and min(len(a), len(b)) >= 6)
+
+
+def _same(a: Value, b: Value) -> bool:
+    return a.type == b.type and not _differ(a, b)
+
+
+def _dates_differ(a: str, b: str) -> bool:
+    if ("-" in a) != ("-" in b):
+        return False  # a weekday against a calendar date: not comparable
+    if "-" not in a:
+        return a != b
+    (month_a, day_a), (month_b, day_b) = a.split("-"), b.split("-")
+    return bool(month_a and month_b and month_a != month_b) or bool(
+        day_a and day_b and day_a != day_b
+    )
+
+
+def _polarity(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
+    names_x, names_y = _value_words(x), _value_words(y)
+    if names_x and names_y and not names_x & names_y:
+        return None
+    for denier, other, side in ((x, y, "a"), (y, x, "b")):
+        if not denier.denied or other.denied:
+            continue
+        if denier.dislikes and not other.likes:
+            continue
+        hit = _soft_overlap(denier.denied, other.words | _value_words(other))
+        if hit == {denier.denied_verb} or _alternative(denier, other, hit):
+            continue  # "never drink coffee" / "drink tea": another object of the same verb
+        if hit:
+            spans = (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end))
+            said = "denies" if side == "b" else "asserts"
+            return _Finding(
+                POLARITY_SCORE,
+                "negation",
+                f"the newer text {said} what the older one {'asserts' if side == 'b' else 'denies'}"
+                f" ({', '.join(sorted(hit))})",
+                spans,
+            )
+    return None
+
+
+def _other_kind(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
+    """A one-value attribute given two values of one kind ("favourite colour" green / orange)."""
+    if not _attribute(x) & _attribute(y):
+        return None
+    left = [w for w in x.words - y.words if not _heads(w)]
+    right = [w for w in y.words - x.words if not _heads(w)]
+    pairs = [(u, v) for u in left for v in right if vectors.similarity(u, v) >= SAME_KIND]
+    if not pairs:
+        return None
+    old, new = max(pairs, key=lambda p: vectors.similarity(*p))
+    return _Finding(
+        SWAP_SCORE,
+        "value_change",
+        f"one value at a time: '{old}' then '{new}'",
+        (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+    )
+
+
+def _alternative(denier: Claim, other: Claim, hit: frozenset[str]) -> bool:
+    """``other`` has, where ``denier`` negates a word, a different one of its kind."""
+    missing = denier.denied - hit - {denier.denied_verb}
+    extra = other.words - denier.words
+    return any(vectors.similarity(o, e) >= ALTERNATIVE for o in missing for e in extra)
+
+
+def _swap(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
+    """The same frame with one word or short phrase replaced."""
+    left = [w.lower() for w in _WORD.findall(a[x.start : x.end])]
+    right = [w.lower() for w in _WORD.findall(b[y.start : y.end])]
+    ops = [op for op in difflib.SequenceMatcher(a=left, b=right).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or ops[0][0] != "replace":
+        return None
+    _, i1, i2, j1, j2 = ops[0]
+    old, new = left[i1:i2], right[j1:j2]
+    kept = [w for w in left[:i1] + left[i2:] if w not in STOP]
+    if not kept or len(old) > 2 or len(new) > 2:
+        return None
+    if any(w in STOP for w in old + new):
+        return None
+    return _Finding(
+        SWAP_SCORE,
+        "value_change",
+        f"'{' '.join(old)}' replaced by '{' '.join(new)}' in the same statement",
+        (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+    )
+
+
+def _related(x: Claim, y: Claim) -> bool:
+    """Whether two claims are about the same attribute: shared stems, values or near words."""
+    if x.words & y.words:
+        return True
+    if {(v.type, v.key) for v in x.values} & {(v.type, v.key) for v in y.values}:
+        return True
+    return bool(_soft_overlap(x.words, y.words))
+
+
+def _related_texts(old: Iterable[Claim], new: Iterable[Claim]) -> bool:
+    words_a = frozenset().union(*(c.words | _value_words(c) for c in old))
+    words_b = frozenset().union(*(c.words | _value_words(c) for c in new))
+    return bool(_soft_overlap(words_a, words_b))
+
+
+def _value_words(claim: Claim) -> frozenset[str]:
+    return frozenset(v.key for v in claim.values if v.type == "name")
+
+
+def _soft_overlap(a: frozenset[str], b: frozenset[str]) -> frozenset[str]:
+    """Words of ``a`` that ``b`` contains or has a close vector neighbour of."""
+    return _near(a, b, WORD_SIMILARITY)
+
+
+def _near(words: frozenset[str], others: frozenset[str], at: float = 0.3) -> frozenset[str]:
+    """Words of ``words`` in ``others`` or at least ``at`` close to one of them."""
+    exact = words & others
+    rest = sorted(words - exact)
+    if not rest or not others:
+        return exact
+    close = vectors.cross(rest, sorted(others)).max(axis=1) >= at
+    return exact | frozenset(w for w, hit in zip(rest, close, strict=True) if hit)
+
+
+def _span(side: str, text: str, start: int, end: int) -> Span:
+    while start < end and text[start].isspace():
+        start += 1
+    return Span("a" if side == "a" else "b", start, end, text[start:end])

@@ -1,0 +1,391 @@
+"""Claims in a memory text: what each sentence says about whom, with which values, when.
+
+A text is cut into sentences (and at ";" and "but", which often join a retraction to its
+replacement). Each piece becomes a :class:`Claim`: its content words, typed values
+(numbers with their unit, clock times, calendar dates, proper names), which of its words
+are denied ("never", "no", "not ..."), and what makes it no claim about the speaker now:
+a question (it states nothing, only presupposes its values) or a request (it states only
+what it negates or rejects: "text me instead of emailing"), another person as
+subject ("my brother ..."), the past ("used to", "as a kid"), an addition ("also").
+
+The word lists here are closed grammatical classes (negators, tense and addition markers,
+kin terms, calendar names, number words), not topic vocabulary: which attributes and
+values are alike is left to word vectors (see ``vectors.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Literal
+
+from memory_core.conflicts.vectors import is_common_word
+
+ValueType = Literal["number", "time", "date", "name"]
+
+_TOKEN = re.compile(
+    r"[a-z]+\d+\w*|\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\d{1,2}:\d{2}|\d[\d,.]*(?:st|nd|rd|th|k)?\b|[^\W\d_]+(?:['’][a-z]+)*",
+    re.IGNORECASE,
+)
+_PIECES = re.compile(r"(?<=[.!?])\s+|;\s*|\s+but\s+|\s+[-–—]+\s+", re.IGNORECASE)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+NEGATORS = _words("not no never none nothing without cannot nor")
+_DISLIKE = _words("hate hated dislike avoid bore boring detest")
+LIKE = _words("love like enjoy prefer fan favourite favorite want")
+"""Stances: a dislike only contradicts a liking, not a mere mention ("stuck in a jam")."""
+_ENDS = _DISLIKE | _words(
+    "quit stopped left dropped cancelled canceled replaced instead rather forget scrap "
+    "fail failed failing lost missed"
+)
+"""Words that end, reject or fail what follows them ("quit keto", "instead of X", "hate
+running", "failed the test"): their object is denied like a negated one."""
+_FREQUENT = _words("every daily always usually often most each")
+_MONTHS = _words(
+    "january february march april may june july august september october november december"
+)
+_PAST = (
+    "used to",
+    "grew up",
+    "grew out",
+    "as a kid",
+    "as a child",
+    "when i was",
+    "until i",
+    "my first",
+    "very first",
+    "previously",
+    "student days",
+)
+_ADDITION = _words("also separately plus besides")
+_ADDITION_PHRASES = ("as well", "its own", "their own", "her own", "his own", "another")
+_CORRECTION = _words(
+    "correct correction wrong mistake misspoke fix overstat scratch instead chang switch"
+)
+"""Stems that say the newer text corrects or changes something."""
+_KIN = _words(
+    "sister brother wife husband partner son daughter mum mom mother dad father parents "
+    "friend neighbour neighbor cousin uncle aunt grandmother grandfather nephew niece "
+    "girlfriend boyfriend kids colleague"
+)
+_FIRST_PERSON = _words("i i'm i've i'd i'll me my mine we we're we've us our")
+_QUESTION_START = _words(
+    "what which how when where who whom why do does did is are am was were can could "
+    "should would will shall may"
+)
+_REQUEST_START = _words("please remind help find draft suggest let's")
+_PLACE = _words("in to from near around")
+_WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
+_CALENDAR = _MONTHS | _WEEKDAYS | frozenset(d + "s" for d in _WEEKDAYS)
+_ONES = "one two three four five six seven eight nine ten eleven twelve"
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+_NUMBER_WORDS = {w: i + 1 for i, w in enumerate(_ONES.split(" "))} | {
+    w: 10 * (i + 2) for i, w in enumerate(_TENS.split(" "))
+}
+_SCALES = {"hundred": 100, "thousand": 1000}
+STOP = _words(
+    """a about above after again against all also am an and any anyone anything anyway are
+    around as at be because been before being below between both but by can could did do
+    does doing done down during each either else enough even ever every few for from get
+    gets got had has have having he her here hers herself him himself his how however i
+    i'd i'll i'm i've if in into is it it's its itself just least less let's many may me
+    might mine more most much must my myself neither now of off often on once one only or
+    other our ours ourselves out over own per quite rather really same she should so some
+    something still such than that that's the their theirs them themselves then there
+    these they this those though through thus to too under until up upon us very was we
+    we're we've well were what what's when where whether which while who whom whose why
+    will with within would yet you you're your yours yourself two three four five six seven
+    eight nine ten eleven twelve twenty hundred thousand anymore longer honestly oh ok okay
+    yes yeah hey please 's"""
+)
+"""Function words: never an attribute or a value."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A word of the text with its offsets; ``low`` is its lower-cased form."""
+
+    text: str
+    low: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """A typed value: ``key`` compares values of one type (a number, a date, a name)."""
+
+    type: ValueType
+    key: str
+    unit: str
+    start: int
+    end: int
+    negated: bool
+    context: frozenset[str] = frozenset()
+    """Content-word stems right around the value: the attribute it is a value of."""
+    place: bool = False
+    """A name after "in", "to", "from", "near": a place."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One sentence-sized piece of a text, read as a claim (see module doc)."""
+
+    start: int
+    end: int
+    words: frozenset[str]
+    values: tuple[Value, ...]
+    denied: frozenset[str]
+    denied_verb: str
+    dislikes: bool
+    likes: bool
+    affirmed_often: bool
+    question: bool
+    request: bool
+    length: int
+    """Tokens in the piece."""
+    subject: str
+    past: bool
+    addition: bool
+    corrects: bool
+
+    @property
+    def states(self) -> bool:
+        """Whether the piece asserts anything beyond the values it presupposes."""
+        return not (self.question or self.request)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A crude stem so "allergic"/"allergies", "kids"/"kid", "coffees"/"coffee" meet."""
+    word = word.lower().replace("’", "'").removesuffix("'s")
+    if len(word) <= 4:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "ches", "shes")):
+        return word[:-2]
+    for suffix in ("ing", "ed", "ic", "s"):
+        if len(word) - len(suffix) >= 4 and word.endswith(suffix) and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=4096)
+def claims(text: str) -> tuple[Claim, ...]:
+    """The claims of ``text``, in order (cached: a stored memory is judged many times)."""
+    out = []
+    start = 0
+    for match in [*_PIECES.finditer(text), None]:
+        end = match.start() if match else len(text)
+        if text[start:end].strip():
+            out.append(_claim(text, start, end))
+        start = match.end() if match else end
+    return tuple(out)
+
+
+def _claim(text: str, start: int, end: int) -> Claim:
+    piece = text[start:end]
+    tokens = [
+        Token(m.group(), m.group().lower().replace("’", "'"), start + m.start(), start + m.end())
+        for m in _TOKEN.finditer(piece)
+    ]
+    lows = [t.low for t in tokens]
+    lowered = " ".join(lows)
+    negation = _negation_start(lows)
+    values = [_situated(v, tokens) for v in _values(tokens, negation)]
+    in_value = {
+        i
+        for i, t in enumerate(tokens)
+        for v in values
+        if v.start <= t.start < v.end and v.type in ("date", "time")
+    }
+    words = frozenset(
+        stem(t.low)
+        for i, t in enumerate(tokens)
+        if i not in in_value and _content(t.low) and not t.low[0].isdigit()
+    )
+    denied, verb = _denied(text, tokens, negation)
+    first = next((w for w in lows if w not in {"so", "and", "ok", "okay", "oh", "hey"}), "")
+    question = piece.rstrip().endswith("?") and first in _QUESTION_START
+    return Claim(
+        start=start,
+        end=end,
+        words=words,
+        values=tuple(values),
+        denied=denied,
+        denied_verb=verb,
+        dislikes=negation is not None and lows[negation] in _DISLIKE,
+        likes=bool(LIKE & set(lows)),
+        affirmed_often=negation is None and bool(_FREQUENT & set(lows)),
+        question=question,
+        request=first in _REQUEST_START,
+        length=len(tokens),
+        subject=_subject(tokens),
+        past=first == "before" or any(re.search(rf"\b{m}\b", lowered) for m in _PAST),
+        addition=bool(_ADDITION & set(lows))
+        or any(p in lowered for p in _ADDITION_PHRASES)
+        or re.search(r"\btoo\W*$", piece) is not None,
+        corrects=bool(_CORRECTION & {stem(w) for w in lows}),
+    )
+
+
+def _content(low: str) -> bool:
+    return low not in STOP and len(low) > 2 and not _negator(low)
+
+
+def _negator(low: str) -> bool:
+    return low in NEGATORS or low.endswith("n't")
+
+
+def _denied(text: str, tokens: list[Token], negation: int | None) -> tuple[frozenset[str], str]:
+    """Content words in the scope of a negation (up to the next comma or "to"/"with" after
+    "switched from"), and the verb a "not"/"never" negates ("drink" in "never drink coffee")."""
+    if negation is None:
+        return frozenset(), ""
+    comma = text.find(",", tokens[negation].end)
+    scope: list[str] = []
+    for token in tokens[negation + 1 :]:
+        if (comma >= 0 and token.start > comma) or (token.low in {"to", "with", "for"} and scope):
+            break
+        if _content(token.low) and token.low.isalpha() and token.low not in _CALENDAR:
+            scope.append(stem(token.low))
+    verb = scope[0] if scope and tokens[negation].low not in _ENDS and len(scope) > 1 else ""
+    return frozenset(scope), verb
+
+
+def _negation_start(lows: list[str]) -> int | None:
+    for i, low in enumerate(lows):
+        if _negator(low) or low in _ENDS:
+            return i
+    return None
+
+
+def _subject(tokens: list[Token]) -> str:
+    """Whom the piece is about: a relative ("my brother ..."), someone named ("Priya's own
+    boss ..."), the speaker (``"i"``), or nobody in particular (``""``)."""
+    for i, token in enumerate(tokens[:4]):
+        if token.low in {"my", "our", "his", "her", "their"} and i + 1 < len(tokens):
+            following = tokens[i + 1].low
+            if following.removesuffix("'s") in _KIN:
+                return following  # "sister", or "sister's" for what is hers
+            break
+        if token.low.endswith("'s") and token.text[0].isupper() and token.low[:-2] not in STOP:
+            return token.low
+    if any(t.low in _FIRST_PERSON for t in tokens):
+        return "i"
+    return ""
+
+
+def _situated(value: Value, tokens: list[Token]) -> Value:
+    """``value`` with the content words within three tokens of it and its place flag."""
+    first = next(i for i, t in enumerate(tokens) if t.start >= value.start)
+    last = max(i for i, t in enumerate(tokens) if t.end <= value.end)
+    near = tokens[max(first - 3, 0) : first] + tokens[last + 1 : last + 4]
+    context = frozenset(stem(t.low) for t in near if _content(t.low) and t.low.isalpha())
+    place = value.type == "name" and first > 0 and tokens[first - 1].low in _PLACE
+    return replace(value, context=context - {value.unit}, place=place)
+
+
+def _values(tokens: list[Token], negation: int | None) -> list[Value]:
+    out: list[Value] = []
+    i = 0
+    while i < len(tokens):
+        negated = negation is not None and i > negation
+        step, value = _date_or_time(tokens, i, negated)
+        if value is None:
+            step, value = _number(tokens, i, negated)
+        if value is None and _is_name(tokens, i):
+            j = i + 1
+            while j < len(tokens) and _is_name(tokens, j, inner=True):
+                j += 1
+            key = " ".join(t.low for t in tokens[i:j])
+            value = Value("name", key, "", tokens[i].start, tokens[j - 1].end, negated)
+            step = j - i
+        if value is not None:
+            out.append(value)
+        i += max(step, 1)
+    return out
+
+
+def _number(tokens: list[Token], i: int, negated: bool) -> tuple[int, Value | None]:
+    low = tokens[i].low
+    amount: float | None = None
+    j = i + 1
+    if low[0].isdigit():
+        digits = low.rstrip(".").replace(",", "")
+        scale = 1000 if digits.endswith("k") else 1
+        try:
+            amount = float(digits.rstrip("k")) * scale
+        except ValueError:
+            return 1, None
+    elif low.split("-")[0] in _NUMBER_WORDS:
+        amount = float(sum(_NUMBER_WORDS.get(part, 0) for part in low.split("-")))
+    if amount is None:
+        return 1, None
+    while j < len(tokens) and tokens[j].low in _SCALES:
+        amount *= _SCALES[tokens[j].low]
+        j += 1
+    unit = ""
+    if j < len(tokens) and tokens[j].low.isalpha() and tokens[j].low not in STOP:
+        unit = stem(tokens[j].low)
+        j += 1
+    end = tokens[j - 1].end
+    return j - i, Value("number", f"{amount:g}", unit, tokens[i].start, end, negated)
+
+
+def _day(low: str) -> str | None:
+    digits = low.removesuffix("st").removesuffix("nd").removesuffix("rd").removesuffix("th")
+    return digits if digits.isdigit() and 1 <= int(digits) <= 31 else None
+
+
+def _date_or_time(tokens: list[Token], i: int, negated: bool) -> tuple[int, Value | None]:
+    """Clock times, weekdays, and dates as ``month-day`` (either part may be empty)."""
+    token = tokens[i]
+    low = token.low
+    if low[0].isdigit() and (":" in low or low.endswith(("am", "pm"))):
+        return 1, Value("time", low.replace(" ", ""), "", token.start, token.end, negated)
+    if low.removesuffix("s") in _WEEKDAYS:
+        return 1, Value("date", low.removesuffix("s"), "", token.start, token.end, negated)
+    following = [t.low for t in tokens[i + 1 : i + 3]]
+    if low in _MONTHS:
+        day = _day(following[0]) if following else None
+        step = 2 if day else 1
+        key = f"{low}-{day or ''}"
+        return step, Value("date", key, "", token.start, tokens[i + step - 1].end, negated)
+    day = _day(low)
+    if day is None or not (
+        low.endswith(("st", "nd", "rd", "th"))
+        or following[:1] == ["of"]
+        or (following[:1] and following[0] in _MONTHS)
+    ):
+        return 1, None
+    if following[:1] == ["of"] and following[1:] and following[1] in _MONTHS:
+        month, step = following[1], 3
+    elif following[:1] and following[0] in _MONTHS:
+        month, step = following[0], 2
+    else:
+        month, step = "", 1
+    end = tokens[i + step - 1].end
+    return step, Value("date", f"{month}-{day}", "", token.start, end, negated)
+
+
+def _is_name(tokens: list[Token], i: int, *, inner: bool = False) -> bool:
+    """A capitalised word that is not a sentence opener, "I", or a calendar word."""
+    token = tokens[i]
+    base = token.low.removesuffix("'s")
+    if not token.text[0].isupper() or base in STOP or base in _CALENDAR:
+        return False
+    if token.low in {"i", "i'm", "i've", "i'll", "i'd"}:
+        return False
+    if inner or i > 0:
+        return True
+    if is_common_word(token.low):  # "Green has ...", "Last April ...": an ordinary word
+        following = tokens[1] if len(tokens) > 1 else None
+        return following is not None and _is_name(tokens, 1) and following.low not in STOP
+    return True
