@@ -44,6 +44,8 @@ SEARCH_SPACE: dict[str, Suggest] = {
     "frequency_gain": lambda t: t.suggest_float("frequency_gain", 0.0, 1.0),
     "recency_gain": lambda t: t.suggest_float("recency_gain", 0.0, 1.0),
     "association_gain": lambda t: t.suggest_float("association_gain", 0.0, 0.5),
+    "base_weight_min": lambda t: t.suggest_float("base_weight_min", 0.0, 1.0),
+    "base_weight_max": lambda t: t.suggest_float("base_weight_max", 1.0, 3.0),
     "evict_threshold": lambda t: t.suggest_float("evict_threshold", 0.0, 0.6),
     "orphan_threshold": lambda t: t.suggest_float("orphan_threshold", 0.0, 0.6),
     "working_memory_size": lambda t: t.suggest_int("working_memory_size", 0, 20),
