@@ -28,7 +28,7 @@ from memory_core.clock import Clock, SystemClock
 from memory_core.config import SESSION_END_MODES, AtlasConfig
 from memory_core.decay import base_strength, composite_weight
 from memory_core.embedding.base import Embedder, check_vectors, embed_checked
-from memory_core.errors import AtlasError, InputError, NotFoundError
+from memory_core.errors import AtlasError, ConfigError, InputError, NotFoundError
 from memory_core.events import (
     AtlasEvent,
     EventBus,
@@ -59,6 +59,10 @@ WriteFilter = Callable[[str, Mapping[str, Any]], bool]
 """Decides whether a candidate memory is worth keeping (used by ``offer``)."""
 
 DEPRECATION_FACTOR = 0.3
+
+
+FIXED_AT_START = ("hnsw_threshold", "hnsw_m", "hnsw_ef_search", "hnsw_ef_construction", "seed")
+"""Config fields ``reconfigure`` refuses to change: the indexes and RNG were built with them."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -135,6 +139,25 @@ class ElasticMemoryAtlas:
     def lock(self) -> threading.RLock:
         """The atlas's lock, for callers that need several calls to be atomic."""
         return self._lock
+
+    def reconfigure(self, config: AtlasConfig) -> None:
+        """Use ``config`` from now on (decay, forgetting, linking, retrieval parameters).
+
+        The next decay pass recomputes every weight under it. Index fields and the seed
+        shaped structures built at start and must stay as they are.
+
+        Raises:
+            ConfigError: ``config`` changes a field fixed at start (``hnsw_*``, ``seed``).
+        """
+        if not isinstance(config, AtlasConfig):
+            raise InputError("config", f"must be an AtlasConfig, got {type(config).__name__}")
+        with self._lock:
+            for name in FIXED_AT_START:
+                if getattr(config, name) != getattr(self._s.config, name):
+                    raise ConfigError(
+                        name, getattr(config, name), "cannot change on a running atlas"
+                    )
+            self._s.config = config
 
     def __len__(self) -> int:
         return len(self._s.table)
@@ -399,6 +422,14 @@ class ElasticMemoryAtlas:
     def get(self, node_id: str, *, with_embedding: bool = False) -> MemoryNode:
         with self._lock:
             return self._snapshot(self._slot(node_id), with_embedding=with_embedding)
+
+    def weights(self, node_ids: Iterable[str]) -> list[float]:
+        """Current weights of the given memories, in order, without copying the memories
+        (for samplers that read many weights per turn)."""
+        with self._lock:
+            slots = [self._slot(i) for i in node_ids]
+            weights: list[float] = self._s.table.weight[slots].tolist()
+            return weights
 
     def nodes(self, session_id: str | None = None) -> list[MemoryNode]:
         """Snapshots of all memories (of one session), oldest first."""

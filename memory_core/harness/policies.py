@@ -207,10 +207,15 @@ class AtlasPolicy:
         return [Held(n.id, n.provenance, n.weight) for n in self.atlas.nodes()]
 
     def carrying(self, turn_ids: frozenset[str]) -> list[Held]:
-        return [
-            Held(node_id, provenance, self.atlas.get(node_id).weight)
+        found = [
+            (node_id, provenance)
             for node_id, provenance in self._provenance.items()
             if not turn_ids.isdisjoint(provenance)
+        ]
+        weights = self.atlas.weights(node_id for node_id, _ in found)
+        return [
+            Held(node_id, provenance, weight)
+            for (node_id, provenance), weight in zip(found, weights, strict=True)
         ]
 
     def evictions(self) -> dict[str, int]:

@@ -7,7 +7,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_core import ElasticMemoryAtlas, InputError, MemoryKind, MemoryStatus, RetrievalHit
+from memory_core import (
+    ElasticMemoryAtlas,
+    InputError,
+    MemoryKind,
+    MemoryStatus,
+    NotFoundError,
+    RetrievalHit,
+)
 
 from .conftest import DIM, AtlasFactory, CountingEmbedder, invariants
 
@@ -401,3 +408,14 @@ def test_similar_is_read_only_and_scoped(make_atlas: AtlasFactory) -> None:
     assert live_state(atlas) == before
     with pytest.raises(InputError):
         atlas.similar(probe.id, k=0)
+
+
+def test_weights_match_snapshots_and_unknown_ids_are_refused(make_atlas: AtlasFactory) -> None:
+    atlas, _ = make_atlas()
+    a = atlas.add("the user likes green tea", session_id="s")
+    b = atlas.add("the meeting moved to friday", session_id="t")
+    atlas.retrieve("green tea", session_id="s")  # reinforces a: the weights differ
+    assert atlas.weights([b.id, a.id]) == [atlas.get(b.id).weight, atlas.get(a.id).weight]
+    assert atlas.weights([]) == []
+    with pytest.raises(NotFoundError):
+        atlas.weights([a.id, "missing"])
