@@ -4,7 +4,14 @@ import streamlit as st
 
 from memory_core.access import Action
 from memory_core.dashboard.app_shell import require_app_shell
-from memory_core.dashboard.demo import DEFAULT_CONVERSATION, MAX_SPEED, PlayerState, sample_files
+from memory_core.dashboard.demo import (
+    LIVE_PRESETS,
+    MAX_SPEED,
+    PlayerState,
+    picker_value,
+    preset_summary,
+    sample_files,
+)
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import (
     GRAPH_REFRESH,
@@ -26,7 +33,8 @@ st.caption(
     "Press Play. Each turn of a recorded conversation is first used to recall (recalled memories "
     "grow and get a red ring), then stored and linked to similar memories, while the clock runs "
     "and weights decay. Weak memories fade to pale blue and are evicted below the threshold; "
-    "each finished session is summarized (square)."
+    "each finished session is summarized (square). The live atlas runs a fast-forgetting demo "
+    "preset so this happens within a minute; switch to 'tuned' to see the shipped defaults."
 )
 if not files:
     st.error("No sample conversations found (set ATLAS_SAMPLE_DIR or run from the repository).")
@@ -37,14 +45,21 @@ def _load() -> None:
     player.load(files[st.session_state["demo_conversation"]])
 
 
+def _apply_preset() -> None:
+    name = st.session_state["demo_preset"]
+    system.apply_preset(name, LIVE_PRESETS[name])
+
+
 names = list(files)
+# The player is shared by every tab: the picker shows what it holds, not a stale default.
+st.session_state["demo_conversation"] = picker_value(player.status(), names)
 top = st.columns([3, 1, 1, 1, 1], vertical_alignment="bottom")
 choice = top[0].selectbox(
     "Conversation",
     names,
-    index=names.index(DEFAULT_CONVERSATION) if DEFAULT_CONVERSATION in names else 0,
     key="demo_conversation",
     on_change=_load,
+    help="One player for the whole server: every tab sees the same replay.",
 )
 if player.status().state is PlayerState.EMPTY:
     player.load(files[choice])
@@ -73,6 +88,20 @@ top[4].button(
     width="stretch",
     disabled=blocked is not None,
 )
+
+presets = list(LIVE_PRESETS) + ([] if system.preset in LIVE_PRESETS else [system.preset])
+st.session_state["demo_preset"] = system.preset
+st.selectbox(
+    "Forgetting preset of the live atlas",
+    presets,
+    key="demo_preset",
+    on_change=_apply_preset,
+    disabled=blocked is not None,
+    help="'demo' forgets fast on purpose so a minute of play shows fading and eviction; "
+    "'tuned' is the shipped default (what tuning found best for agents), which keeps "
+    "nearly everything for days.",
+)
+st.caption(f"Running **{system.preset}**: {preset_summary(system.atlas.config)}.")
 
 speed_col, scale_col = st.columns(2)
 with speed_col:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memory_core.atlas import ElasticMemoryAtlas
+from memory_core.config import PRESETS, AtlasConfig
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.session_format import Conversation, Turn, load_conversation
 
@@ -33,6 +34,14 @@ MAX_GAP_HOURS = 24.0
 """Longest clock jump per turn, so a week between sessions fades rather than wipes."""
 RECALL_TOP_K = 3
 DEFAULT_CONVERSATION = "trip-approval"
+DEMO_PRESET = "demo"
+DEMO_CONFIG = AtlasConfig(decay_strategy="exponential", decay_rate=0.05, evict_threshold=0.2)
+"""Chosen so the demo shows forgetting within a minute of play: over trip-approval's 51
+turns (about 110 atlas hours at the default clock speed) weights spread from 0.2 to 1.7
+by turn 20 and about half the memories are evicted by the end. The shipped defaults
+(``tuned``) keep nearly everything over those hours: right for agents, dull to watch."""
+LIVE_PRESETS: dict[str, AtlasConfig] = {DEMO_PRESET: DEMO_CONFIG, **PRESETS}
+"""Presets the live atlas can switch to; ``tuned`` is the shipped defaults."""
 
 
 class AdvancingClock(Protocol):
@@ -81,6 +90,28 @@ class PlayerStatus:
     @property
     def progress(self) -> float:
         return self.position / self.total if self.total else 0.0
+
+
+def preset_summary(config: AtlasConfig) -> str:
+    """The forgetting part of ``config`` in one line, for the page that uses it."""
+    curve = {
+        "linear": f"linear decay, {config.decay_rate:g} weight/h",
+        "exponential": f"exponential decay, {config.decay_rate:.0%}/h",
+        "ebbinghaus": f"Ebbinghaus decay, stability {config.stability_hours:g} h",
+        "power": f"power-law decay, exponent {config.decay_rate:g}",
+    }[config.decay_strategy]
+    return (
+        f"{curve}; evicted below weight {config.evict_threshold:g}, isolated memories below "
+        f"{config.orphan_threshold:g} after {config.orphan_grace_hours:g} h"
+    )
+
+
+def picker_value(status: PlayerStatus, names: list[str]) -> str:
+    """What the conversation picker shows: the conversation the shared player holds, else
+    the default one (a fresh tab must not show one replay and play another)."""
+    if status.conversation_id in names:
+        return str(status.conversation_id)
+    return DEFAULT_CONVERSATION if DEFAULT_CONVERSATION in names else names[0]
 
 
 def sample_dir() -> Path:

@@ -19,7 +19,7 @@ from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.clock import Clock, SystemClock
 from memory_core.config import AtlasConfig
 from memory_core.dashboard.buffer import EventBuffer
-from memory_core.dashboard.demo import DemoPlayer
+from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
 from memory_core.dashboard.eviction_view import RestoreLedger
 from memory_core.embedding.base import Embedder
 from memory_core.errors import AtlasError, InputError
@@ -126,9 +126,9 @@ class LiveSystem:
         database_url: str | None = None,
     ) -> None:
         self.clock = clock or FastForwardClock()
-        self.atlas = ElasticMemoryAtlas(
-            config or AtlasConfig(), embedder=embedder, clock=self.clock
-        )
+        self.atlas = ElasticMemoryAtlas(config or DEMO_CONFIG, embedder=embedder, clock=self.clock)
+        self.preset = DEMO_PRESET if config is None else "custom"
+        """Name of the parameters the live atlas runs under (shown on the demo page)."""
         self.buffer = EventBuffer()
         self.atlas.subscribe(self.buffer)
         self.player = DemoPlayer(self.atlas, self.clock)
@@ -147,6 +147,11 @@ class LiveSystem:
         # The model's first call is slow: pay it behind the spinner (past any cache).
         getattr(embedder, "inner", embedder).embed(["warm up"])
         return cls(embedder=embedder, record=record)
+
+    def apply_preset(self, name: str, config: AtlasConfig) -> None:
+        """Run the live atlas under ``config`` from now on, shown as ``name``."""
+        self.atlas.reconfigure(config)
+        self.preset = name
 
     def skip_ahead(self, hours: float) -> dict[str, int]:
         """Let ``hours`` pass on the atlas clock and run a decay pass; returns evictions."""

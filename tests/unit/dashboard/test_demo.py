@@ -99,3 +99,34 @@ def test_rejects_bad_speed(player: DemoPlayer, speed: float) -> None:
     with pytest.raises(InputError, match="speed"):
         player.set_speed(speed)
     assert player.status().speed == before
+
+
+def test_demo_preset_shows_forgetting_within_the_default_conversation() -> None:
+    from memory_core.atlas import ElasticMemoryAtlas
+    from memory_core.dashboard.demo import DEMO_CONFIG, DemoPlayer, sample_files
+    from memory_core.dashboard.eviction_view import forgotten_total
+    from memory_core.dashboard.live import FastForwardClock
+    from memory_core.testing import HashingEmbedder, ManualClock
+
+    clock = FastForwardClock(ManualClock(1.75e9))
+    atlas = ElasticMemoryAtlas(DEMO_CONFIG, embedder=HashingEmbedder(), clock=clock)
+    player = DemoPlayer(atlas, clock)
+    player.load(sample_files()["trip-approval"])
+    for _ in range(20):  # ten seconds of play at the default speed
+        player.step()
+    assert atlas.stats()["weight_min"] < 0.5  # some memories visibly faded
+    while player.step() is not None:
+        pass
+    assert forgotten_total(atlas.stats()) >= 5  # and some were evicted by decay
+
+
+def test_picker_follows_the_shared_player() -> None:
+    from memory_core.dashboard.demo import PlayerState, PlayerStatus, picker_value
+
+    def status(conversation: str | None) -> PlayerStatus:
+        return PlayerStatus(PlayerState.READY, conversation, "", 0, 0, 1.0, 1.0, None, None)
+
+    names = ["a", "npc-innkeeper", "trip-approval"]
+    assert picker_value(status("npc-innkeeper"), names) == "npc-innkeeper"
+    assert picker_value(status(None), names) == "trip-approval"
+    assert picker_value(status("gone"), ["a"]) == "a"

@@ -55,3 +55,18 @@ def test_embedder_choice_is_read_when_called(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("ATLAS_DASHBOARD_EMBEDDER", "bert-huge")
     with pytest.raises(InputError, match="ATLAS_DASHBOARD_EMBEDDER"):
         embedder_from_env()
+
+
+def test_live_atlas_runs_the_demo_preset_and_switches(system: LiveSystem) -> None:
+    from memory_core.config import PRESETS, AtlasConfig
+    from memory_core.dashboard.demo import DEMO_CONFIG
+    from memory_core.errors import ConfigError
+
+    assert system.preset == "demo" and system.atlas.config == DEMO_CONFIG
+    system.atlas.add("a memory", session_id="s")
+    system.apply_preset("tuned", PRESETS["tuned"])
+    assert system.preset == "tuned" and system.atlas.config == PRESETS["tuned"]
+    assert len(system.atlas) == 1  # nothing lost by switching
+    with pytest.raises(ConfigError, match="hnsw_m"):
+        system.apply_preset("odd", AtlasConfig(hnsw_m=8))
+    assert system.preset == "tuned"  # a refused switch changes nothing

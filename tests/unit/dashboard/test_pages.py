@@ -225,3 +225,15 @@ def test_one_reviewer_name_for_both_review_pages_carried_over(app: AppTest) -> N
     assert not app.exception
     field = app.text_input(key="reviewer")
     assert field.value == "ana" and field in app.sidebar.text_input
+
+
+def test_a_fresh_tab_shows_the_conversation_the_player_holds(app: AppTest) -> None:
+    from memory_core.dashboard.demo import sample_files
+
+    shared().player.load(sample_files()["npc-innkeeper"])  # another tab picked it
+    go(app, "pages/demo_player.py")
+    assert app.selectbox(key="demo_conversation").value == "npc-innkeeper"
+    assert app.selectbox(key="demo_preset").value == "demo"
+    assert any("Running **demo**: exponential decay" in str(c.value) for c in app.caption)
+    app.selectbox(key="demo_preset").set_value("tuned").run()
+    assert shared().preset == "tuned"
