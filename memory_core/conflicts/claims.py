@@ -25,7 +25,10 @@ from memory_core.conflicts.vectors import is_common_word
 ValueType = Literal["number", "time", "date", "name"]
 
 _TOKEN = re.compile(
-    r"[a-z]+\d+\w*|\d{1,2}(?::\d{2})?\s?(?:am|pm)\b|\d{1,2}:\d{2}|\d[\d,.]*(?:st|nd|rd|th|k)?\b|[^\W\d_]+(?:['’][a-z]+)*",
+    r"[a-z]+[0-9]+\w*"  # alphanumeric codes: p99, 4B
+    r"|[0-9]{1,2}(?::[0-9]{2})?\s?(?:am|pm)\b|[0-9]{1,2}:[0-9]{2}"  # clock times
+    r"|[0-9][0-9,.]*(?:st|nd|rd|th|k)?\b"  # amounts and ordinals
+    r"|[^\W\d_]+(?:['’][a-z]+)*",  # words, with "'s", "n't"
     re.IGNORECASE,
 )
 _PIECES = re.compile(r"(?<=[.!?])\s+|;\s*|\s+but\s+|\s+[-–—]+\s+", re.IGNORECASE)
@@ -212,7 +215,7 @@ def _claim(text: str, start: int, end: int) -> Claim:
     )
     denied, verb = _denied(text, tokens, negation)
     first = next((w for w in lows if w not in {"so", "and", "ok", "okay", "oh", "hey"}), "")
-    question = piece.rstrip().endswith("?") and first in _QUESTION_START
+    question = piece.rstrip().endswith("?") and first.removesuffix("'s") in _QUESTION_START
     return Claim(
         start=start,
         end=end,
@@ -341,7 +344,7 @@ def _number(tokens: list[Token], i: int, negated: bool) -> tuple[int, Value | No
 
 def _day(low: str) -> str | None:
     digits = low.removesuffix("st").removesuffix("nd").removesuffix("rd").removesuffix("th")
-    return digits if digits.isdigit() and 1 <= int(digits) <= 31 else None
+    return digits if digits.isascii() and digits.isdigit() and 1 <= int(digits) <= 31 else None
 
 
 def _date_or_time(tokens: list[Token], i: int, negated: bool) -> tuple[int, Value | None]:

@@ -29,7 +29,7 @@ def small_set(tmp_path: Path) -> Path:
 def test_human_table(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["eval-conflicts", str(small_set)]) == 0
     out = capsys.readouterr().out
-    assert "judge rules: 4 pairs" in out
+    assert "judge claims: 4 pairs" in out
     assert "precision 1.000  recall 0.667  f1 0.800  accuracy 0.750" in out
     rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[4:7]}
     assert rows == {
@@ -50,7 +50,7 @@ def test_human_table_lists_mistakes_on_request(
 
 
 def test_json_summary(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval-conflicts", str(small_set), "--json", "--judge", "rules"]) == 0
+    assert main(["eval-conflicts", str(small_set), "--json", "--judge", "claims"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert {"precision", "recall", "f1", "n", "accuracy", "confusion"} <= set(summary)
     assert summary["n"] == 4

@@ -7,7 +7,7 @@ from types import ModuleType
 import pytest
 
 import memory_core.conflicts as conflicts
-from memory_core.conflicts import JUDGES, ContradictionJudge, RuleJudge, Span, Verdict, make_judge
+from memory_core.conflicts import JUDGES, ClaimJudge, ContradictionJudge, Span, Verdict, make_judge
 from memory_core.errors import ConfigError, InputError
 
 
@@ -51,26 +51,26 @@ def test_span_carries_side_and_text() -> None:
 
 
 def test_make_judge_builds_registered_judges() -> None:
-    judge = make_judge("rules", threshold=0.6)
-    assert isinstance(judge, RuleJudge)
+    judge = make_judge("claims", threshold=0.6)
+    assert isinstance(judge, ClaimJudge)
     assert isinstance(judge, ContradictionJudge)
-    assert judge.name == "rules"
-    assert make_judge().name == "rules"
-    assert set(JUDGES) >= {"rules", "llm"}
+    assert judge.name == "claims"
+    assert make_judge().name == "claims"
+    assert set(JUDGES) == {"claims", "llm"}
 
 
 def test_make_judge_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"'judge' = 'oracle'.*llm, rules"):
+    with pytest.raises(ConfigError, match=r"'judge' = 'oracle'.*claims, llm"):
         make_judge("oracle")
 
 
 def test_make_judge_bad_options_name_the_judge() -> None:
-    with pytest.raises(ConfigError, match="options of 'rules'"):
-        make_judge("rules", colour="blue")
+    with pytest.raises(ConfigError, match="options of 'claims'"):
+        make_judge("claims", colour="blue")
     with pytest.raises(ConfigError, match="base_url"):
         make_judge("llm")
 
 
 def test_make_judge_passes_option_validation_errors_through() -> None:
     with pytest.raises(ConfigError, match="'threshold' = 0"):
-        make_judge("rules", threshold=0)
+        make_judge("claims", threshold=0)
