@@ -128,14 +128,24 @@ class ConflictDetector:
         return self._judged(text, pairs)
 
     def scan(self, node_id: str) -> list[Conflict]:
-        """Contradictions between a stored memory and its nearest neighbours in scope."""
+        """Contradictions between a stored memory and its nearest neighbours in scope.
+
+        A summary is not scanned itself (its claims are the memories it quotes, each scanned
+        on its own), and a neighbouring summary stands for the memories it quotes, so a
+        summary is never judged against its own sources.
+        """
         node = self._atlas.get(node_id)
+        if node.kind is MemoryKind.SUMMARY:
+            return []
         near = self._atlas.similar(
             node_id, self.config.candidates, cross_session=self.config.scope == "user"
         )
         user = node.metadata.get(USER_KEY)
         if user is not None:
             near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) == user]
+        if any(n.kind is MemoryKind.SUMMARY for n, _ in near):
+            query = self._atlas.embedding_of(node_id)
+            near = self._unfold(near, query, frozenset({node_id}))
         return self._judged(node.content, near)
 
     def _unfold(

@@ -93,6 +93,18 @@ def test_scan_of_a_stored_memory_finds_its_contradiction(atlas: ElasticMemoryAtl
         detector(atlas).scan("m-missing")
 
 
+def test_a_summary_is_scanned_through_the_memories_it_quotes(atlas: ElasticMemoryAtlas) -> None:
+    old = atlas.add(OLD, session_id="s1")
+    atlas.add("My dog is called Biscuit.", session_id="s1")
+    summary = atlas.summarize_session("s1")
+    assert summary is not None and OLD.rstrip(".") in summary.content
+    d = detector(atlas)
+    assert d.scan(summary.id) == []  # never judged against its own sources
+    new = atlas.add(NEW, session_id="s2")
+    found = d.scan(new.id)
+    assert [c.existing.id for c in found] == [old.id]  # the quoted memory, not the summary
+
+
 def test_similar_is_read_only_sorted_and_excludes_itself(atlas: ElasticMemoryAtlas) -> None:
     a = atlas.add(OLD, session_id="s1")
     b = atlas.add(NEW, session_id="s1")
