@@ -10,11 +10,13 @@ from typing import Any
 import plotly.express as px
 import streamlit as st
 
+from memory_core.access import Action
 from memory_core.config import PRESETS, AtlasConfig, field_specs
 from memory_core.dashboard import run_library
 from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.demo import sample_files
+from memory_core.dashboard.identity import denied
 from memory_core.dashboard.live import embedder_from_env
 from memory_core.dashboard.shared import current_atlas, live_system
 from memory_core.dashboard.sweep_view import (
@@ -25,25 +27,31 @@ from memory_core.dashboard.sweep_view import (
     default_storage,
     default_study_name,
     harness_embedder_name,
+    importance_caution,
     importance_figure,
     importance_note,
     pareto_figure,
     trial_table,
 )
 from memory_core.dashboard.tuning import (
+    ARMS,
+    COLUMN_HELP,
     EDITABLE_FIELDS,
+    METRIC_HELP,
     ABRun,
     TuningJob,
     TuningRequest,
     build_config,
     default_facts,
     diff_rows,
+    differing_fields,
     fact_choices,
     missed_rows,
     per_conversation_rows,
     selected_files,
     swing_rows,
     trajectory_figure,
+    verdict,
 )
 from memory_core.errors import AtlasError
 from memory_core.harness.forecast import forecast
@@ -125,6 +133,15 @@ def ab_tab() -> None:
         except AtlasError as exc:
             st.error(f"Arm {label}: {exc}")
     if len(configs) == 2:
+        differ = differing_fields(configs["A"], configs["B"])
+        if differ:
+            st.markdown(f"**A and B differ in {len(differ)} fields**")
+            st.dataframe(
+                [{**row, "meaning": SPECS[row["field"]]["doc"]} for row in differ],
+                hide_index=True, width="stretch",
+            )  # fmt: skip
+        else:
+            st.warning("A and B are the same configuration: the comparison can only show noise.")
         dl_a, dl_b = st.columns(2)
         dl_a.download_button(
             "Export A as TOML", configs["A"].to_toml(), "arm-a.toml", "application/toml"
@@ -168,7 +185,12 @@ def ab_progress() -> None:
     if job is None:
         st.info("Pick conversations and parameters, then press Run A/B.")
         return
-    st.progress(job.progress, text=f"{job.stage} · {job.progress:.0%}")
+    eta = job.eta_seconds() if job.running else None
+    left = "estimating time left" if eta is None else f"about {eta:.0f} s left"
+    st.progress(
+        job.progress,
+        text=f"{job.stage} · {job.progress:.0%}" + (f" · {left}" if job.running else ""),
+    )
     if job.error:
         st.error(job.error)
     show_when_done(job, RUN_KEY)
@@ -176,9 +198,23 @@ def ab_progress() -> None:
 
 def show_ab(run: ABRun) -> None:
     comparison = run.comparison
+    st.subheader("Verdict")
+    for diff in comparison.diffs:
+        st.markdown(f"- {verdict(diff, comparison.confidence)}", help=METRIC_HELP.get(diff.metric))
+    apply_buttons(run)
     st.subheader("Paired differences (B − A)")
     rows = diff_rows(comparison)
-    st.dataframe(rows, hide_index=True, width="stretch")
+    st.dataframe(
+        rows,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "metric": st.column_config.TextColumn(
+                help="; ".join(f"{k}: {v}" for k, v in METRIC_HELP.items())
+            ),
+            **{k: st.column_config.Column(help=v) for k, v in COLUMN_HELP.items()},
+        },
+    )
     shown = [
         r
         for r in rows
@@ -207,6 +243,7 @@ def show_ab(run: ABRun) -> None:
         format_func=choices.__getitem__, key=f"traj_facts_{conversation}",
     )  # fmt: skip
     if facts:
+        st.caption("One panel per fact: A blue, B orange; a gap means no memory held the fact.")
         st.plotly_chart(trajectory_figure(run, conversation, facts), width="stretch")
     st.subheader("Facts one arm kept and the other lost")
     swings = swing_rows(comparison)
@@ -223,9 +260,35 @@ def show_ab(run: ABRun) -> None:
                 missed,
                 hide_index=True,
                 width="stretch",
-                column_config={"explanation": st.column_config.TextColumn(width="large")},
+                row_height=60,
+                column_config={
+                    "fact": st.column_config.TextColumn(width="medium"),
+                    "why": st.column_config.TextColumn(width="large"),
+                },
             )
     save_form("ab", lambda runs, name: run_library.save_ab(runs, name, run))
+
+
+def apply_buttons(run: ABRun) -> None:
+    """Put either arm's configuration on the live atlas (the demo and playground use it)."""
+    system = live_system()
+    blocked = denied(Action.WRITE)
+    columns = st.columns(3, vertical_alignment="center")
+    for column, arm, config in zip(columns, ARMS, (run.config_a, run.config_b), strict=False):
+        name = f"arm {arm} ({run.presets[ARMS.index(arm)] or 'custom'})"
+        if column.button(
+            f"Apply {arm} to live atlas",
+            key=f"apply_{arm}",
+            disabled=blocked is not None,
+            help=blocked or "The live atlas runs under this configuration from now on.",
+        ):
+            try:
+                system.apply_preset(name, config)
+            except AtlasError as exc:
+                st.error(f"Not applied: {exc}")
+            else:
+                st.toast(f"The live atlas now runs {name}.")
+    columns[2].caption(f"Live atlas runs: **{system.preset}**")
 
 
 def save_form(kind: str, save: Any) -> None:
@@ -307,6 +370,9 @@ def show_sweep(outcome: SweepOutcome) -> None:
     if note:
         st.info(note)
     else:
+        caution = importance_caution(outcome)
+        if caution:
+            st.warning(caution)
         st.plotly_chart(importance_figure(outcome), width="stretch")
     st.dataframe(trial_table(outcome), hide_index=True, width="stretch")
     numbers = [t.number for t in outcome.trials]

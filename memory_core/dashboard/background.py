@@ -43,3 +43,10 @@ class BackgroundJob(Generic[ResultT]):
 
     def _run(self) -> None:
         raise NotImplementedError
+
+
+def eta_seconds(progress: float, elapsed: float) -> float | None:
+    """Seconds left at the pace so far; None until there is a pace to go by."""
+    if progress <= 0.02 or elapsed < 1.0:
+        return None
+    return elapsed * (1.0 - min(progress, 1.0)) / progress

@@ -272,6 +272,20 @@ def importance_note(outcome: SweepOutcome) -> str | None:
     )
 
 
+RELIABLE_TRIALS = 20
+"""Fewer finished trials than this and fANOVA importances are mostly noise."""
+
+
+def importance_caution(outcome: SweepOutcome) -> str | None:
+    """A warning when importances were computed from too few trials to rank anything."""
+    if len(outcome.trials) >= RELIABLE_TRIALS:
+        return None
+    return (
+        f"Only {len(outcome.trials)} trials: too few to rank parameter importances (aim for "
+        f"{RELIABLE_TRIALS} or more). Read the chart below as noise, not as a ranking."
+    )
+
+
 def importance_figure(outcome: SweepOutcome) -> go.Figure:
     """fANOVA importance of each searched parameter for recall (Optuna's evaluator)."""
     ranked = sorted(outcome.importances.items(), key=lambda kv: kv[1])

@@ -6,6 +6,7 @@ The page only starts a ``TuningJob`` and polls it; everything here is plain Pyth
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,10 +18,10 @@ import plotly.graph_objects as go
 
 from memory_core.clock import to_datetime
 from memory_core.config import AtlasConfig, preset
-from memory_core.dashboard.background import BackgroundJob
+from memory_core.dashboard.background import BackgroundJob, eta_seconds
 from memory_core.embedding.base import Embedder
 from memory_core.errors import AtlasError, NotFoundError
-from memory_core.harness.compare import Comparison, compare_results
+from memory_core.harness.compare import Comparison, PairedDiff, compare_results
 from memory_core.harness.explain import Explanation, explain_missed
 from memory_core.harness.metrics import ConversationResult
 from memory_core.harness.replay import (
@@ -40,6 +41,32 @@ RESAMPLES = 2_000
 """Bootstrap resamples of the page's comparison (a reopened run recomputes the same CI)."""
 
 ARMS = ("A", "B")
+EMBED_SHARE = 0.1
+"""Share of the progress bar for embedding the conversations before the replays."""
+
+METRIC_HELP: dict[str, str] = {
+    "recall_at_k": "Share of the key facts meant to be remembered whose memory comes back in "
+    "the top-k answers to the fact's probe question at the end of the conversation.",
+    "retention": "Share of the key facts meant to be remembered that some memory still holds "
+    "at the end, whether or not the probe finds it.",
+    "mrr": "Mean reciprocal rank of the fact's memory among the probe's answers: 1 when it "
+    "comes first, 0.5 second, 0 when not in the top-k.",
+    "forgetting_precision": "Share of the key facts meant to be forgotten (superseded or "
+    "retracted) that no longer come back to their probe.",
+}
+COLUMN_HELP: dict[str, str] = {
+    "B − A": "Difference of the means over the paired facts (B minus A).",
+    "CI low": "Lower end of the bootstrap confidence interval of B − A.",
+    "CI high": "Upper end of the bootstrap confidence interval of B − A.",
+    "p": "Paired test: McNemar's exact test for yes/no metrics, Wilcoxon for MRR. Below "
+    "0.05: a difference this large is unlikely to be chance.",
+    "facts": "How many key facts were paired (the same fact under A and under B).",
+}
+_NOUNS = {
+    "recall_at_k": ("recalls", "more key facts", "fewer key facts"),
+    "retention": ("keeps", "more key facts in memory", "fewer key facts in memory"),
+    "forgetting_precision": ("forgets", "more of what should be forgotten", "less of it"),
+}
 
 
 def build_config(preset_name: str, overrides: Mapping[str, Any]) -> AtlasConfig:
@@ -105,7 +132,11 @@ class TuningJob(BackgroundJob[ABRun]):
         self.request = request
         self.progress = 0.0
         self._embedder = embedder
+        self.started = time.monotonic()
         self._start("atlas-ab-tuning")
+
+    def eta_seconds(self) -> float | None:
+        return eta_seconds(self.progress, time.monotonic() - self.started)
 
     def _run(self) -> None:
         try:
@@ -114,7 +145,11 @@ class TuningJob(BackgroundJob[ABRun]):
             settings = ReplaySettings(
                 top_k=request.top_k, capacity_fraction=request.capacity_fraction
             )
-            vectors = {c.id: embed_conversation(c, self._embedder) for c in conversations}
+            vectors = {}
+            for i, c in enumerate(conversations):
+                self.stage = f"embedding conversation {i + 1} of {len(conversations)}"
+                vectors[c.id] = embed_conversation(c, self._embedder)
+                self.progress = EMBED_SHARE * (i + 1) / len(conversations)
             arms: list[list[ConversationResult]] = [[], []]
             missed: list[dict[str, Any]] = []
             for index, (label, config) in enumerate(
@@ -149,22 +184,92 @@ class TuningJob(BackgroundJob[ABRun]):
         if self.cancelled():
             raise _Cancelled
         within = (p.conversation + p.turn / max(p.turns, 1)) / max(p.conversations, 1)
-        self.progress = (arm + within) / 2
+        self.progress = EMBED_SHARE + (1.0 - EMBED_SHARE) * (arm + within) / 2
 
 
 def explanation_row(arm: str, conversation_id: str, e: Explanation) -> dict[str, Any]:
-    """One missed fact as a JSON-ready table row."""
+    """One missed fact as a JSON-ready table row, explained in words."""
+    why = in_words(e)
     return {
         "arm": arm,
         "conversation": conversation_id,
-        "fact_id": e.fact_id,
+        "fact": e.fact,
+        "why": why if e.expect == "recalled" else f"should be gone, but {why}",
         "expect": e.expect,
         "verdict": e.verdict,
-        "explanation": e.summary if e.expect == "recalled" else f"should be gone but {e.summary}",
         "rank": e.rank,
-        "outranked by": ", ".join(h.id for h in e.outranked_by),
-        "fact": e.fact,
+        "fact_id": e.fact_id,
     }
+
+
+def in_words(e: Explanation) -> str:
+    """Why a fact came out as it did, quoting memories by their text, not their ids."""
+    if e.verdict == "outranked":
+        above = "; ".join(f"“{_clip(h.content)}”" for h in e.outranked_by[:3])
+        return f"still remembered, but ranked {e.rank}: above it came {above}"
+    if e.verdict == "recalled":
+        return f"recalled at rank {e.rank}"
+    if e.verdict == "not_a_candidate":
+        return (
+            "still remembered, but neither its words nor its meaning were close enough to the "
+            "question for it to be considered"
+        )
+    if e.verdict == "never_stored":
+        return "never stored: the write filter declined every turn that stated it"
+    return "; ".join(_fate_words(f) for f in e.evidence) or "forgotten"
+
+
+def _fate_words(fate: Any) -> str:
+    if fate.stored_as is None:
+        return f"turn {fate.turn_id} was never stored"
+    steps = [
+        "merged into a near-duplicate" if s.kind == "merged" else "folded into a session summary"
+        for s in fate.steps
+        if s.kind != "evicted"
+    ]
+    last = fate.steps[-1] if fate.steps else None
+    if last is not None and last.kind == "evicted":
+        reason = str(last.reason).replace("_", " ")
+        steps.append(f"evicted ({reason}, weight {last.weight:.2f}) after turn {fate.after_turn}")
+    return f"turn {fate.turn_id}: " + (", then ".join(steps) if steps else "gone")
+
+
+def _clip(text: str, limit: int = 70) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def verdict(d: PairedDiff, confidence: float = 0.95) -> str:
+    """One sentence saying what a paired difference means, and whether it is real."""
+    alpha = 1.0 - confidence
+    name = d.metric.replace("_at_k", "@k").replace("_", " ")
+    if d.p_value >= alpha:
+        return (
+            f"**{name}**: no evidence of a difference (B − A = {d.diff:+.2f}, p={d.p_value:.2f}, "
+            f"{d.n} facts)."
+        )
+    better = "B" if d.diff > 0 else "A"
+    if d.metric in _NOUNS:
+        verb, more, fewer = _NOUNS[d.metric]
+        points = abs(d.diff) * 100
+        what = f"{verb} {points:.0f} points {more if d.diff > 0 else fewer} than A"
+        detail = f"{d.mean_b:.0%} against {d.mean_a:.0%}"
+    else:
+        what = f"ranks key facts {'higher' if d.diff > 0 else 'lower'} than A"
+        detail = f"{d.mean_b:.2f} against {d.mean_a:.2f}"
+    return (
+        f"**{name}**: B {what} ({detail}), significant at p={d.p_value:.2g} — {better} is better."
+    )
+
+
+def differing_fields(a: AtlasConfig, b: AtlasConfig) -> list[dict[str, Any]]:
+    """Every config field whose value differs between the arms (presets included)."""
+    left, right = a.to_dict(), b.to_dict()
+    return [
+        {"field": name, "A": str(left[name]), "B": str(right[name])}
+        for name in left
+        if left[name] != right[name]
+    ]
 
 
 def missed_rows(run: ABRun, arm: str) -> list[dict[str, Any]]:
@@ -259,20 +364,42 @@ def trajectory_rows(
     return rows
 
 
+ARM_COLOURS = {"A": "#2563eb", "B": "#ea580c"}
+
+
 def trajectory_figure(run: ABRun, conversation_id: str, fact_ids: Sequence[str]) -> go.Figure:
-    """Key-fact weight over simulated time: one colour per fact, A solid, B dashed."""
+    """Key-fact weight over simulated time as small multiples: one panel per fact, A and B
+    in two colours, so each fact's two lines can be compared at a glance."""
+    names = fact_choices(run, conversation_id)
+    rows = [
+        {**r, "fact": _clip(names.get(r["fact"], r["fact"]), 60)}
+        for r in trajectory_rows(run, conversation_id, fact_ids)
+    ]
     figure = px.line(
-        trajectory_rows(run, conversation_id, fact_ids),
+        rows,
         x="time",
         y="weight",
-        color="fact",
-        line_dash="arm",
-        line_dash_map={"A": "solid", "B": "dash"},
+        color="arm",
+        color_discrete_map=ARM_COLOURS,
+        facet_row="fact",
         line_shape="hv",  # sampled after each turn: a weight holds until the next sample
         title=f"{conversation_id}: key-fact weight over simulated time (gap = not held)",
-        labels={"time": "simulated time", "weight": "best weight of a memory carrying it"},
+        labels={"time": "simulated time", "weight": "weight"},
+        height=150 + 170 * max(len(fact_ids), 1),
     )
     figure.update_traces(connectgaps=False)
+    figure.for_each_annotation(
+        lambda a: a.update(
+            text=a.text.split("=", 1)[-1],
+            textangle=0,
+            x=0.0,
+            xanchor="left",
+            y=a.y + 0.02,
+            yanchor="bottom",
+            font_size=12,
+        )
+    )
+    figure.update_layout(margin={"r": 20})
     return figure
 
 

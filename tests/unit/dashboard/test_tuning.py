@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
@@ -78,14 +79,15 @@ def test_every_fact_not_as_expected_is_explained(run: ABRun) -> None:
         rows = missed_rows(run, arm)
         assert {r["fact_id"] for r in rows} == wrong and len(rows) == len(wrong)
         for row in rows:
-            assert row["verdict"] in VERDICTS and row["explanation"]
+            assert row["verdict"] in VERDICTS and row["why"]
+            assert not re.search(r"\bm[0-9a-f]{6,}", row["why"])  # words, not memory ids
             if row["verdict"] == "outranked":
-                assert row["rank"] > run.top_k and row["outranked by"]
+                assert row["rank"] > run.top_k and "above it came “" in row["why"]
             if row["expect"] == "forgotten":
                 assert row["verdict"] == "recalled"
-                assert row["explanation"].startswith("should be gone but recalled at rank")
+                assert row["why"].startswith("should be gone, but recalled at rank")
             if row["verdict"] == "evicted":
-                assert "evicted" in row["explanation"] or "never stored" in row["explanation"]
+                assert "evicted" in row["why"] or "never stored" in row["why"]
     assert missed_rows(run, "A"), "seed-linear at 25% capacity forgets some trip facts"
 
 
@@ -100,9 +102,9 @@ def test_trajectories_cover_both_arms_over_simulated_time(run: ABRun) -> None:
     assert {r["arm"] for r in rows} == {"A", "B"} and {r["fact"] for r in rows} == set(facts)
     times = [r["time"] for r in rows if r["arm"] == "A" and r["fact"] == facts[0]]
     assert times == sorted(times) and times[0].tzinfo is not None
-    figure = trajectory_figure(run, "trip-approval", facts)
-    dashes = {t.line.dash for t in figure.data}
-    assert dashes == {"solid", "dash"} and len(figure.data) == 2 * len(facts)
+    figure = trajectory_figure(run, "trip-approval", facts)  # one panel per fact, A and B
+    assert {t.name for t in figure.data} == {"A", "B"} and len(figure.data) == 2 * len(facts)
+    assert len({t.yaxis for t in figure.data}) == len(facts)
     with pytest.raises(NotFoundError):
         trajectory_rows(run, "nope", facts)
 
@@ -146,6 +148,12 @@ def test_tuning_page_runs_explains_saves_and_reopens(app: AppTest) -> None:  # n
     assert any(s.value == "Key-fact weight trajectories" for s in app.subheader)
     assert any(s.value == "Why facts were missed" for s in app.subheader)
     assert any("Arm A:" in str(m.value) for m in app.markdown)
+    assert any(str(m.value).startswith("- **recall@k**: ") for m in app.markdown)  # verdict
+    assert any("A and B differ in" in str(m.value) for m in app.markdown)
+    next(b for b in app.button if b.label == "Apply B to live atlas").click().run()
+    from memory_core.dashboard.shared import live_system
+
+    assert live_system().preset == "arm B (tuned)"
     assert any("key-fact weight over simulated time" in t for t in chart_titles(app))
 
     next(t for t in app.text_input if t.label == "Run name").set_value("trip seed vs tuned").run()
@@ -192,6 +200,8 @@ def test_tuning_page_sweeps_and_fills_an_arm_from_a_trial(app: AppTest) -> None:
     assert any(t.startswith("Parameter importance") for t in titles) or any(
         "Parameter importances need" in str(i.value) for i in app.info
     )
+    if any(t.startswith("Parameter importance") for t in titles):  # too few trials to rank
+        assert any("Only 3 trials: too few to rank" in str(w.value) for w in app.warning)
     number = next(s for s in app.selectbox if s.label == "Trial").value
     next(b for b in app.button if b.label == "Use as arm B").click().run()
     assert app.session_state["B_preset"] == "tuned"
@@ -213,3 +223,34 @@ def test_tuning_page_draws_the_front_while_the_sweep_runs(app: AppTest) -> None:
     wait_for(app, lambda: any(t.label == "Trial" for t in app.selectbox))
     assert not any(m.label == "Best recall@k so far" for m in app.metric)
     assert 1 <= len(app.session_state["sweep_outcome"].trials) < 1000
+
+
+def test_verdict_sentences_say_what_and_whether_it_is_real() -> None:
+    from memory_core.dashboard.tuning import verdict
+    from memory_core.harness.compare import PairedDiff
+
+    real = PairedDiff("recall_at_k", 30, 0.32, 0.55, 0.23, 0.05, 0.4, 0.04, "mcnemar")
+    assert verdict(real) == (
+        "**recall@k**: B recalls 23 points more key facts than A (55% against 32%), "
+        "significant at p=0.04 — B is better."
+    )
+    noise = PairedDiff("forgetting_precision", 8, 0.5, 0.62, 0.12, -0.2, 0.4, 0.41, "mcnemar")
+    assert verdict(noise).startswith("**forgetting precision**: no evidence of a difference")
+    worse = PairedDiff("mrr", 30, 0.5, 0.3, -0.2, -0.3, -0.1, 0.001, "wilcoxon")
+    assert "ranks key facts lower than A" in verdict(worse) and "A is better" in verdict(worse)
+
+
+def test_differing_fields_lists_only_what_differs() -> None:
+    from memory_core.dashboard.tuning import differing_fields
+
+    rows = differing_fields(build_config("tuned", {}), build_config("tuned", {"decay_rate": 0.2}))
+    assert [r["field"] for r in rows] == ["decay_rate"] and rows[0]["B"] == "0.2"
+    assert differing_fields(build_config("tuned", {}), build_config("tuned", {})) == []
+
+
+def test_eta_appears_once_there_is_a_pace() -> None:
+    from memory_core.dashboard.background import eta_seconds
+
+    assert eta_seconds(0.0, 30.0) is None  # no pace yet
+    assert eta_seconds(0.25, 10.0) == pytest.approx(30.0)
+    assert eta_seconds(1.0, 10.0) == 0.0
