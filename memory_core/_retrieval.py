@@ -141,7 +141,7 @@ Search = Callable[[int], tuple[np.ndarray, np.ndarray]]
 def _dense(
     state: AtlasState, scope: SessionState | None, query: Query, now: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    among = None if scope is None else state.table.members(scope.code)
+    among = None if scope is None else _among(state, scope.code)
     return _candidates(
         state,
         lambda k: state.vectors.search(query.vector, k, among=among),
@@ -164,6 +164,32 @@ def _lexical(
         now,
         scope,
     )
+
+
+def nearest(
+    state: AtlasState, vector: np.ndarray, k: int, session: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` stored vectors nearest to ``vector`` as (similarities, slots), best first:
+    among all memories, or among one session's (by code)."""
+    among = None if session is None else _among(state, session)
+    depth = k
+    while True:
+        sims, slots = state.vectors.search(vector, depth, among=among)
+        if session is None or among is not None:
+            return sims, slots
+        keep = state.table.session[slots] == session
+        if keep.sum() >= k or len(slots) < depth:
+            return sims[keep][:k], slots[keep][:k]
+        depth *= 4
+
+
+def _among(state: AtlasState, session: int) -> np.ndarray | None:
+    """The slots to scope a vector search to one session, or None when the session holds
+    most memories: then an unscoped search whose hits are filtered afterwards costs less
+    than a scope bitmap over the whole index (callers filter by session and search
+    deeper when the filter leaves too few)."""
+    members = state.table.members(session)
+    return None if 2 * len(members) >= len(state.vectors) else members
 
 
 def _candidates(

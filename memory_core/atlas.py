@@ -21,7 +21,7 @@ import numpy as np
 
 from memory_core import _forgetting, _snapshot
 from memory_core import _validate as check
-from memory_core._retrieval import Query, rank
+from memory_core._retrieval import Query, nearest, rank
 from memory_core._state import AtlasState, SessionState, vector_index
 from memory_core._table import ACTIVE_CODE, NodeTable, kind_code, status_code
 from memory_core.clock import Clock, SystemClock
@@ -486,9 +486,8 @@ class ElasticMemoryAtlas:
             slot = self._slot(node_id)
             table, now = self._s.table, self.clock.now()
             vector = self._s.vectors.reconstruct(np.array([slot]))[0]
-            among = None if cross_session else table.members(int(table.session[slot]))
-            # room for inactive ones
-            sims, slots = self._s.vectors.search(vector, 2 * k + 1, among=among)
+            session = None if cross_session else int(table.session[slot])
+            sims, slots = nearest(self._s, vector, 2 * k + 1, session)  # room for inactive
             keep = (
                 (slots != slot)
                 & table.alive[slots]
@@ -764,9 +763,7 @@ class ElasticMemoryAtlas:
         s, cfg, table = self._s, self.config, self._s.table
         now = self.clock.now()
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
-        sims, neighbours = s.vectors.search(
-            vector, cfg.max_auto_links + 1, among=table.members(session.code)
-        )
+        sims, neighbours = nearest(s, vector, cfg.max_auto_links + 1, session.code)
         if (
             allow_merge
             and len(sims)

@@ -119,6 +119,23 @@ class VectorIndex:
         live: np.ndarray = self._external[self._live_labels()]
         return live
 
+    def graph(self) -> tuple[Any, np.ndarray] | None:
+        """(the FAISS HNSW index, the id of each label, -1 where deleted), None while exact:
+        snapshots store the graph so a load need not rebuild it."""
+        if not self._hnsw:
+            return None
+        n = int(self._index.ntotal)
+        return self._index, np.where(self._live[:n], self._external[:n], -1)
+
+    def adopt(self, index: Any, ids: np.ndarray) -> None:
+        """Take over an HNSW index built from a snapshot's graph (this one must be empty);
+        label ``i`` holds id ``ids[i]``, -1 a deleted vector."""
+        self._index, self._hnsw = index, True
+        self._external = _grown(self._external, len(ids), 0)
+        self._live = _grown(self._live, len(ids), False)
+        live = np.flatnonzero(ids >= 0)
+        self._remember(ids[live], live)
+
     def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Add unit vectors; ids must be non-negative and not live already."""
         ids = np.ascontiguousarray(ids, dtype=np.int64).reshape(-1)
@@ -177,7 +194,7 @@ class VectorIndex:
         if (labels < 0).any():
             raise IndexError_(f"vector for id {int(among[labels < 0][0])} is not in the index")
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self._dim)
-        if len(among) <= EXACT_SCOPE or len(queries) > 1:
+        if len(among) <= EXACT_SCOPE:
             return self._search_rows(queries, k, among, labels)
         mask = np.zeros(int(self._index.ntotal), dtype=bool)
         mask[labels] = True

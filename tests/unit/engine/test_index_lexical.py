@@ -97,3 +97,29 @@ def test_remove_many_equals_removing_one_by_one() -> None:
         assert b_slots.tolist() == s_slots.tolist()
         np.testing.assert_allclose(b_scores, s_scores, rtol=1e-6)
         assert not set(b_slots.tolist()) & set(doomed)
+
+
+def test_a_group_search_scores_as_an_index_of_that_group_alone() -> None:
+    docs = {
+        0: ("green tea in the morning", 1),
+        1: ("black tea and green apples", 2),
+        2: ("tea with milk", 1),
+        3: ("the green door", 2),
+        4: ("green green green tea", 1),
+    }
+    shared, alone = LexicalIndex(), LexicalIndex()
+    for slot, (text, group) in docs.items():
+        shared.add(slot, text, group)
+        if group == 1:
+            alone.add(slot, text)
+    for query in ("green tea", "milk", "door"):
+        scores, slots = shared.search(query, 10, group=1)
+        want_scores, want_slots = alone.search(query, 10)
+        assert slots.tolist() == want_slots.tolist()
+        np.testing.assert_allclose(scores, want_scores, rtol=1e-6)
+    # the atlas-wide search ranks all groups under one set of statistics
+    _, everywhere = shared.search("green", 10)
+    assert sorted(everywhere.tolist()) == [0, 1, 3, 4]
+    shared.remove_many([0, 2, 4])
+    assert shared.search("tea", 10, group=1)[1].size == 0
+    assert shared.search("tea", 10)[1].tolist() == [1]

@@ -185,3 +185,28 @@ def test_negative_ids_and_bad_ef_search_are_refused() -> None:
         with pytest.raises(IndexError_, match="ef_search"):
             index.ef_search = bad  # type: ignore[assignment]
     assert index.ef_search == 300
+
+
+@pytest.mark.parametrize("exact_scope", [4096, 2])  # gathered rows, or a scope bitmap
+@pytest.mark.parametrize("hnsw_threshold", [20_000, 10])
+def test_search_among_a_scope_matches_brute_force_over_the_scope(
+    exact_scope: int, hnsw_threshold: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memory_core.index.vector.EXACT_SCOPE", exact_scope)
+    vectors = unit_rows(60)
+    index = VectorIndex(DIM, hnsw_threshold=hnsw_threshold, ef_search=200)
+    index.add(np.arange(60), vectors)
+    index.remove(np.array([3, 4]))  # tombstones stay out of a scoped search too
+    among = np.array([5, 9, 11, 20, 33, 41, 57])
+    query = unit_rows(1, seed=4)[0]
+    sims, got = index.search(query, 4, among=among)
+    brute = vectors[among] @ query
+    order = np.argsort(-brute)[:4]
+    assert got.tolist() == among[order].tolist()
+    np.testing.assert_allclose(sims, brute[order], rtol=1e-5)
+    _, many = index.search_many(vectors[[5, 9]], 3, among=among)
+    assert many[:, 0].tolist() == [5, 9]
+    assert set(many.ravel().tolist()) <= set(among.tolist())
+    assert index.search(query, 4, among=np.empty(0, np.int64))[1].size == 0
+    with pytest.raises(IndexError_):
+        index.search(query, 4, among=np.array([3]))  # removed: not in the index
