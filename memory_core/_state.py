@@ -63,16 +63,18 @@ class AtlasState:
         """The session's slots, ascending (a copy)."""
         return np.sort(self.table.members(session.code))
 
-    def index(self, slots: np.ndarray, vectors: np.ndarray) -> None:
+    def index(self, slots: np.ndarray, vectors: np.ndarray | None) -> None:
         """Make new memories findable: list them in their sessions, add their vectors and
         texts to the atlas-wide indexes. Their table rows (session and content included)
         must be filled; ``vectors[i]`` belongs to ``slots[i]``. The one entry point for
-        inserts and snapshot restores alike; ``vectors.reconstruct`` reads vectors back."""
+        inserts and snapshot restores alike; ``vectors.reconstruct`` reads vectors back.
+        ``vectors`` None: they are in the vector index already (a snapshot's HNSW graph)."""
         table = self.table
         codes = table.session[slots].tolist()
         for slot, code in zip(slots.tolist(), codes, strict=True):
             table.join(slot, code)
-        self.vectors.add(slots, vectors)
+        if vectors is not None:
+            self.vectors.add(slots, vectors)
         for slot, code in zip(slots.tolist(), codes, strict=True):
             self.lexical.add(slot, str(table.contents[slot]), code)
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from memory_core._snapshot import hnsw
 from memory_core._snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
@@ -52,7 +53,14 @@ def capture(state: AtlasState) -> Capture:
         position[session.code] = i
     arrays["session"] = position[arrays["session"]]
     arrays[EMBEDDINGS] = state.vectors.reconstruct(slots)
-    arrays.update(_edges(state, slots))
+    row_of = np.full(table.high, -1, dtype=np.int64)
+    row_of[slots] = np.arange(len(slots))
+    arrays.update(_edges(state, row_of))
+    graph = state.vectors.graph()
+    graph_header = None
+    if graph is not None:
+        graph_header, members = hnsw.capture(*graph, row_of)
+        arrays.update(members)
     rng = state.rng.getstate()
     header = {
         "format": FORMAT,
@@ -76,6 +84,7 @@ def capture(state: AtlasState) -> Capture:
         "statuses": [s.value for s in STATUS_CODES],
         "relations": [r.value for r in _RELATIONS],
         "count": len(order),
+        "graph": graph_header,
     }
     return Capture(
         header=header,
@@ -88,9 +97,7 @@ def capture(state: AtlasState) -> Capture:
     )
 
 
-def _edges(state: AtlasState, slots: np.ndarray) -> dict[str, np.ndarray]:
-    row_of = np.full(state.table.high, -1, dtype=np.int64)
-    row_of[slots] = np.arange(len(slots))
+def _edges(state: AtlasState, row_of: np.ndarray) -> dict[str, np.ndarray]:
     sources: list[int] = []
     targets: list[int] = []
     relations: list[int] = []

@@ -5,7 +5,8 @@ A snapshot is an uncompressed zip of ``.npy`` members (``np.savez``): a JSON hea
 (format, config, clock, counters, sessions, code tables), one array per node column
 (row ``i`` of every column is the ``i``-th live memory), the embeddings as one float32
 matrix, edges as four parallel arrays, ids and texts as utf-8 blobs with offsets, and
-metadata and provenance as one JSON array each (one C parse, not one per memory).
+metadata and provenance as one JSON array each (one C parse, not one per memory), and
+the vector index's HNSW graph when it has one (``hnsw``).
 Zip stores a CRC-32 per member, so a flipped byte is caught without compression.
 """
 
@@ -104,6 +105,7 @@ HEADER_KEYS = frozenset(
         "statuses",
         "relations",
         "count",
+        "graph",
     )
 )
 

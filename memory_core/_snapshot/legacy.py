@@ -55,6 +55,7 @@ def read(npz: Any) -> Raw:
         statuses=[s.value for s in STATUS_CODES],
         relations=[r.value for r in Relation],
         count=len(meta["ids"]),
+        graph=None,  # v1 stored no index structure
     )
     return Raw(header, arrays, meta["ids"], meta["contents"], meta["metadata"], meta["provenance"])
 

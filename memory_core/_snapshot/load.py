@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core._snapshot import legacy
+from memory_core._snapshot import hnsw, legacy
 from memory_core._snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
@@ -59,6 +59,7 @@ class SnapshotData:
     columns: dict[str, np.ndarray]  # node columns, kind/status as this version's codes
     embeddings: np.ndarray
     edges: dict[str, np.ndarray]  # edge columns, relation as an index into RELATIONS
+    graph: dict[str, np.ndarray] | None  # the HNSW graph's members (header["graph"] says how)
     ids: list[str]
     contents: list[str]
     metadata: list[dict[str, Any] | None]
@@ -167,12 +168,17 @@ def _check(raw: Raw) -> SnapshotData:
     if not np.isfinite(embeddings).all():
         row = int(np.flatnonzero(~np.isfinite(embeddings).all(axis=1))[0])
         raise Refusal(f"embeddings row {row} holds NaN or inf; allowed: finite numbers")
+    graph = None
+    if header["graph"] is not None:
+        hnsw.check(header["graph"], arrays, n, dim, config.hnsw_m)
+        graph = {name: arrays[name] for name in hnsw.MEMBERS}
     return SnapshotData(
         config,
         header,
         columns,
         embeddings,
         edges,
+        graph,
         _strings(raw.ids, "ids", n, unique=True),
         _strings(raw.contents, "contents", n),
         _metadata(raw.metadata, n),

@@ -6,6 +6,7 @@ from collections import Counter, deque
 
 import numpy as np
 
+from memory_core._snapshot import hnsw
 from memory_core._snapshot.load import RELATIONS, SnapshotData
 from memory_core._state import AtlasState
 from memory_core.errors import InputError
@@ -45,8 +46,18 @@ def restore(state: AtlasState, data: SnapshotData) -> None:
         strict=True,
     ):
         state.edges.link(source, target, RELATIONS[relation], strength)
+    vectors: np.ndarray | None = data.embeddings
+    if data.graph is not None:  # the saved HNSW graph instead of minutes of rebuilding
+        cfg = state.config
+        index, rows = hnsw.build(
+            header["graph"], data.graph, data.embeddings, cfg.hnsw_ef_construction
+        )
+        state.vectors.adopt(
+            index, np.where(rows >= 0, slots[np.maximum(rows, 0)] if n else rows, -1)
+        )
+        vectors = None
     if n:
-        state.index(slots, data.embeddings)  # the atlas's one entry point for new memories
+        state.index(slots, vectors)  # the atlas's one entry point for new memories
     state.counters = Counter(header["counters"])
     state.last_decay = header["last_decay"]
     version, internal, gauss = header["rng"]

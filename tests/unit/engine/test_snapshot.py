@@ -406,3 +406,66 @@ def test_every_byte_flip_is_refused_or_harmless(make_atlas: AtlasFactory, tmp_pa
         # zip headers hold redundant copies of some fields: a flip there may be harmless
         assert fields_of(loaded) == expected, f"flip at byte {pos} changed the data silently"
     assert refused > 100
+
+
+def hnsw_atlas(make_atlas: AtlasFactory) -> ElasticMemoryAtlas:
+    """An atlas whose vector index is HNSW with deleted vectors still in its graph."""
+    atlas, _ = make_atlas(hnsw_threshold=10, decay_interval_seconds=0)
+    for i in range(40):
+        atlas.add(f"note {i} about topic {i % 7} and place {i % 5}", session_id=f"s{i % 3}")
+    atlas.add("short lived", session_id="gone")
+    atlas.add("also short lived", session_id="gone")
+    atlas.end_session("gone", mode="purge")
+    assert atlas._s.vectors.kind == "hnsw"
+    assert atlas._s.vectors.tombstones == 2
+    return atlas
+
+
+def test_an_hnsw_graph_is_stored_and_searched_exactly_alike(
+    make_atlas: AtlasFactory, tmp_path: Path
+) -> None:
+    atlas = hnsw_atlas(make_atlas)
+    path = atlas.save_snapshot(tmp_path / "a.npz")
+    assert header_of(members(path))["graph"]["m"] == atlas.config.hnsw_m
+    loaded = load(path)
+    assert loaded._s.vectors.kind == "hnsw"
+    assert loaded._s.vectors.tombstones == 2
+    assert fields_of(loaded) == fields_of(atlas)
+    for query in ("topic 3", "place 4 note", "nothing like it"):
+        for kw in ({"session_id": "s1"}, {"session_id": "s0", "cross_session": True}):
+            got = [(h.node.id, h.score) for h in loaded.retrieve(query, reinforce=False, **kw)]
+            want = [(h.node.id, h.score) for h in atlas.retrieve(query, reinforce=False, **kw)]
+            assert got == want
+    # the adopted graph keeps growing like the original
+    assert (
+        loaded.add("one more note", session_id="s0").id
+        == atlas.add("one more note", session_id="s0").id
+    )
+    assert len(loaded._s.vectors) == len(atlas._s.vectors)
+    invariants(loaded)
+
+
+def set_graph(change: Any) -> Any:
+    return set_header(lambda h: {**h, "graph": change(h["graph"])})
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (set_graph(lambda g: {**g, "m": 8}), "graph m is 8; allowed: the config's hnsw_m"),
+        (set_graph(lambda g: {**g, "entry_point": 10_000}), "entry_point 10000"),
+        (set_graph(lambda g: "yes"), "graph is 'yes'"),
+        (set_row("graph_neighbors", 0, 10_000), "graph_neighbors must hold labels from 0 to"),
+        (set_row("graph_levels", 0, 0), "graph_levels must be"),
+        (set_row("graph_rows", 0, -1), "graph_rows must hold every memory row"),
+        (lambda a: a.pop("graph_deleted"), "lacks the member 'graph_deleted'"),
+    ],
+)
+def test_every_part_of_the_graph_is_checked(
+    make_atlas: AtlasFactory, tmp_path: Path, change: Any, fragment: str
+) -> None:
+    path = hnsw_atlas(make_atlas).save_snapshot(tmp_path / "a.npz")
+    bad = rewrite(path, tmp_path / "bad.npz", change)
+    with pytest.raises(InputError) as info:
+        load(bad)
+    assert fragment in str(info.value)
