@@ -43,6 +43,8 @@ SAME_KIND = 0.25
 """Token-vector cosine at which two words are values of one kind ("green" / "orange")."""
 ALTERNATIVE = 0.35
 """Token-vector cosine at which two objects are alternatives ("coffee" / "tea")."""
+SHORT_TEXT = 2
+"""Pieces of a short text, at most."""
 SHORT_CLAIM = 10
 """Words of a plain one-fact statement, at most."""
 
@@ -53,7 +55,7 @@ SINGLE_VALUED = (
     "manager boss report",
     "favourite favorite",
     "age old",
-    "budget limit price cost",
+    "budget limit price cost spend money",
     "deadline birthday",
     "phone email",
 )
@@ -115,7 +117,9 @@ class ClaimJudge:
         if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         old, new = claims(a), claims(b)
-        corrects = any(c.corrects for c in new)
+        # a correction cue covers the whole newer text when it is short ("I got the name
+        # wrong. It's Helen."), only its own piece in a longer one
+        corrects = len(new) <= SHORT_TEXT and any(c.corrects for c in new)
         # A repeated memory is a duplicate, whatever its pieces say to each other.
         findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects)
         best = max(findings, key=lambda f: f.score, default=None)
@@ -158,7 +162,8 @@ def _compare(a: str, b: str, x: Claim, y: Claim, corrects: bool) -> _Finding | N
         found = _swap(a, b, x, y)
     if found is None and not x.question:
         found = _other_kind(a, b, x, y)
-    if found is None and corrects and related and y.states and not x.question:
+    topical = x.words & y.words  # a word in common, not just a related one
+    if (corrects or y.corrects) and topical and y.states and not x.question and found is None:
         found = _Finding(
             CORRECTION_SCORE,
             "correction",
@@ -182,18 +187,28 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
     for old in x.values:
         if old.negated or any(_same(old, v) and not v.negated for v in y.values):
             continue  # the newer piece states the old value too: a refinement
+        if old.type == "name" and all(stem(w) in y.words for w in old.key.split()):
+            continue  # the newer piece states the old value too: a refinement
         for new in y.values:
             if new.negated or new.type != old.type or not _differ(old, new):
                 continue
             if any(_same(old_other, new) for old_other in x.values):
                 continue
+            short = x.length <= SHORT_CLAIM and y.length <= SHORT_CLAIM
+            short = short and not (old.type == "name" and (x.question or y.question))
             exclusive = (
-                (old.place and new.place)
+                (old.place and old.place == new.place and _single_place(x) and _single_place(y))
                 or bool(_attribute(x) & _attribute(y))
-                or any(_same(p, q) and p.type != old.type for p in x.values for q in y.values)
+                or (
+                    short
+                    and any(_same(p, q) and p.type != old.type for p in x.values for q in y.values)
+                )
             )
             if not exclusive and (not related or _qualified(old, new, x, y)):
                 continue
+            same_slot = old.clause & new.clause if old.type != "name" else old.context & new.context
+            if not (exclusive or short or same_slot):
+                continue  # two values in long related pieces, but not of the same attribute
             return _Finding(
                 VALUE_SCORE,
                 "value_change",
@@ -220,6 +235,10 @@ def _attribute(claim: Claim) -> frozenset[int]:
     return frozenset().union(*(_heads(w) for w in claim.words))
 
 
+def _single_place(claim: Claim) -> bool:
+    return sum(1 for v in claim.values if v.place) == 1
+
+
 def _qualified(old: Value, new: Value, x: Claim, y: Claim) -> bool:
     """Each value has a qualifier the other claim lacks: two attributes of one thing
     ("the gym opens at 6" / "the gym closes at 10").
@@ -235,10 +254,9 @@ def _qualified(old: Value, new: Value, x: Claim, y: Claim) -> bool:
 
 def _differ(old: Value, new: Value) -> bool:
     if old.type == "number":
-        same_unit = (
-            not old.unit
-            or not new.unit
-            or vectors.similarity(old.unit, new.unit) >= UNIT_SIMILARITY
+        same_unit = old.unit == new.unit or (
+            bool(old.unit and new.unit)
+            and vectors.similarity(old.unit, new.unit) >= UNIT_SIMILARITY
         )
         return old.key != new.key and same_unit
     if old.type == "date":

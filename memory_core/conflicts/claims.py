@@ -48,6 +48,8 @@ _ENDS = _DISLIKE | _words(
 )
 """Words that end, reject or fail what follows them ("quit keto", "instead of X", "hate
 running", "failed the test"): their object is denied like a negated one."""
+_ALTERNATIVES = _words("instead rather")
+"""Reject only what follows "than" / "of": "rather than fly", "instead of emailing"."""
 _FREQUENT = _words("every daily always usually often most each")
 _MONTHS = _words(
     "january february march april may june july august september october november december"
@@ -131,8 +133,10 @@ class Value:
     negated: bool
     context: frozenset[str] = frozenset()
     """Content-word stems right around the value: the attribute it is a value of."""
-    place: bool = False
-    """A name after "in", "to", "from", "near": a place."""
+    clause: frozenset[str] = frozenset()
+    """Content-word stems of the value's clause (between commas), the value itself left out."""
+    place: str = ""
+    """The preposition before a name that is a place ("in", "to", "from", "near")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +205,7 @@ def _claim(text: str, start: int, end: int) -> Claim:
     lows = [t.low for t in tokens]
     lowered = " ".join(lows)
     negation = _negation_start(lows)
-    values = [_situated(v, tokens) for v in _values(tokens, negation)]
+    values = [_situated(v, tokens, text) for v in _values(tokens, negation)]
     in_value = {
         i
         for i, t in enumerate(tokens)
@@ -215,7 +219,7 @@ def _claim(text: str, start: int, end: int) -> Claim:
     )
     denied, verb = _denied(text, tokens, negation)
     first = next((w for w in lows if w not in {"so", "and", "ok", "okay", "oh", "hey"}), "")
-    question = piece.rstrip().endswith("?") and first.removesuffix("'s") in _QUESTION_START
+    question = piece.rstrip().endswith("?")
     return Claim(
         start=start,
         end=end,
@@ -247,18 +251,30 @@ def _negator(low: str) -> bool:
 
 
 def _denied(text: str, tokens: list[Token], negation: int | None) -> tuple[frozenset[str], str]:
-    """Content words in the scope of a negation (up to the next comma or "to"/"with" after
-    "switched from"), and the verb a "not"/"never" negates ("drink" in "never drink coffee")."""
+    """Content words in the scope of a negation, and the verb a "not"/"never" negates
+    ("drink" in "never drink coffee").
+
+    The scope ends at the next comma; after "rather than" / "instead of" it starts at what
+    is rejected; after a change ("switched from X to Y") it also ends at "to"/"with"/"for".
+    """
     if negation is None:
         return frozenset(), ""
+    opener = tokens[negation].low
+    start = negation + 1
+    if opener in _ALTERNATIVES:
+        if start >= len(tokens) or tokens[start].low not in {"than", "of"}:
+            return frozenset(), ""
+        start += 1
     comma = text.find(",", tokens[negation].end)
     scope: list[str] = []
-    for token in tokens[negation + 1 :]:
-        if (comma >= 0 and token.start > comma) or (token.low in {"to", "with", "for"} and scope):
+    for token in tokens[start:]:
+        if comma >= 0 and token.start > comma:
+            break
+        if opener in _ENDS and token.low in {"to", "with", "for"} and scope:
             break
         if _content(token.low) and token.low.isalpha() and token.low not in _CALENDAR:
             scope.append(stem(token.low))
-    verb = scope[0] if scope and tokens[negation].low not in _ENDS and len(scope) > 1 else ""
+    verb = scope[0] if scope and opener not in _ENDS and len(scope) > 1 else ""
     return frozenset(scope), verb
 
 
@@ -285,14 +301,28 @@ def _subject(tokens: list[Token]) -> str:
     return ""
 
 
-def _situated(value: Value, tokens: list[Token]) -> Value:
-    """``value`` with the content words within three tokens of it and its place flag."""
+def _situated(value: Value, tokens: list[Token], text: str) -> Value:
+    """``value`` with the words around it (three tokens, and its comma-delimited clause)
+    and the preposition that makes it a place."""
     first = next(i for i, t in enumerate(tokens) if t.start >= value.start)
     last = max(i for i, t in enumerate(tokens) if t.end <= value.end)
     near = tokens[max(first - 3, 0) : first] + tokens[last + 1 : last + 4]
-    context = frozenset(stem(t.low) for t in near if _content(t.low) and t.low.isalpha())
-    place = value.type == "name" and first > 0 and tokens[first - 1].low in _PLACE
-    return replace(value, context=context - {value.unit}, place=place)
+    context = frozenset(
+        stem(t.low) for t in near if _content(t.low) and t.text[0].islower() and t.low.isalpha()
+    )
+    clause_start = text.rfind(",", 0, value.start)
+    clause_end = text.find(",", value.end)
+    clause = frozenset(
+        stem(t.low)
+        for t in tokens[:first] + tokens[last + 1 :]
+        if t.start > clause_start
+        and (clause_end < 0 or t.end <= clause_end)
+        and _content(t.low)
+        and t.low.isalpha()
+    )
+    before = tokens[first - 1].low if first > 0 else ""
+    place = before if value.type == "name" and before in _PLACE else ""
+    return replace(value, context=context - {value.unit}, clause=clause - {value.unit}, place=place)
 
 
 def _values(tokens: list[Token], negation: int | None) -> list[Value]:
@@ -388,7 +418,4 @@ def _is_name(tokens: list[Token], i: int, *, inner: bool = False) -> bool:
         return False
     if inner or i > 0:
         return True
-    if is_common_word(token.low):  # "Green has ...", "Last April ...": an ordinary word
-        following = tokens[1] if len(tokens) > 1 else None
-        return following is not None and _is_name(tokens, 1) and following.low not in STOP
-    return True
+    return not is_common_word(token.low)  # "Green has ...", "So Munich ...": ordinary words
