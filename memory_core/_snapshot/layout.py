@@ -105,9 +105,9 @@ HEADER_KEYS = frozenset(
         "statuses",
         "relations",
         "count",
-        "graph",
     )
 )
+"""Required header keys; ``graph`` is optional (absent or null: no HNSW graph stored)."""
 
 
 def pack_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -169,7 +169,7 @@ def _check(raw: Raw) -> SnapshotData:
         row = int(np.flatnonzero(~np.isfinite(embeddings).all(axis=1))[0])
         raise Refusal(f"embeddings row {row} holds NaN or inf; allowed: finite numbers")
     graph = None
-    if header["graph"] is not None:
+    if header.setdefault("graph", None) is not None:
         hnsw.check(header["graph"], arrays, n, dim, config.hnsw_m)
         graph = {name: arrays[name] for name in hnsw.MEMBERS}
     return SnapshotData(

@@ -469,3 +469,15 @@ def test_every_part_of_the_graph_is_checked(
     with pytest.raises(InputError) as info:
         load(bad)
     assert fragment in str(info.value)
+
+
+def test_a_snapshot_without_a_graph_rebuilds_the_index(
+    make_atlas: AtlasFactory, tmp_path: Path
+) -> None:
+    atlas = hnsw_atlas(make_atlas)
+    path = atlas.save_snapshot(tmp_path / "a.npz")
+    drop = set_header(lambda h: {k: v for k, v in h.items() if k != "graph"})
+    loaded = load(rewrite(path, tmp_path / "no-graph.npz", drop))
+    assert loaded._s.vectors.kind == "hnsw"
+    assert loaded._s.vectors.tombstones == 0  # rebuilt from the live vectors only
+    assert fields_of(loaded) == fields_of(atlas)
