@@ -113,6 +113,25 @@ class SessionEnded(AtlasEvent):
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryRead(AtlasEvent):
+    """An agent's read and what it got back, so a recording can be replayed as probes.
+
+    Published by the agent's interface (the MCP server's ``memory_read``), not by
+    ``retrieve``: the harness's own reads are not agent traffic. ``session_id`` is the
+    read's scope (None: every session); ``returned`` lists the memories in rank order,
+    ``provenance`` each one's provenance.
+    """
+
+    type: ClassVar[str] = "read"
+    query: str
+    top_k: int
+    cross_session: bool = False
+    reinforce: bool = True
+    returned: tuple[str, ...] = ()
+    provenance: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
 class MemoryPressure(AtlasEvent):
     type: ClassVar[str] = "memory_pressure"
     rss_fraction: float
@@ -131,6 +150,7 @@ EVENT_TYPES: dict[str, type[AtlasEvent]] = {
         SummaryCreated,
         SessionEnded,
         MemoryPressure,
+        MemoryRead,
     )
 }
 

@@ -17,6 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.attribution import attributed
 from memory_core.errors import AtlasError
+from memory_core.events import MemoryRead
 from memory_core.model import MemoryNode, RetrievalHit
 
 T = TypeVar("T")
@@ -125,6 +126,7 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
         metadata: dict[str, Any] | None = None,
         reinforce: bool = True,
     ) -> dict[str, Any]:
+        at = atlas.clock.now()  # before the call: a write that starts later comes after it
         hits = _guard(
             lambda: atlas.retrieve(
                 query,
@@ -136,6 +138,19 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
                 reinforce=reinforce,
             )
         )
+        if atlas.events.active:  # a recorder listens: log the read for replay
+            atlas.events.publish(
+                MemoryRead(
+                    at=at,
+                    session_id=session_id,
+                    query=query,
+                    top_k=top_k,
+                    cross_session=cross_session,
+                    reinforce=reinforce,
+                    returned=tuple(h.node.id for h in hits),
+                    provenance=tuple(h.node.provenance for h in hits),
+                )
+            )
         return {"hits": [hit_view(h) for h in hits]}
 
     @server.tool(

@@ -1,13 +1,27 @@
-"""``atlas import FORMAT FILE... --out DIR``: benchmark files and chat logs to atlas-session/1."""
+"""``atlas import FORMAT FILE... --out DIR``: benchmark files and chat logs to atlas-session/1;
+``atlas import recording --database URL --atlas ID --out DIR``: a recorded agent with its reads.
+
+File formats (``IMPORTERS``) take FILE arguments; sources (``SOURCE_IMPORTERS``) take
+``--database``/``--atlas`` instead. Each kind refuses the other's arguments.
+"""
 
 from __future__ import annotations
 
 import argparse
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_core.cli.options import LazyChoices, positive_int
+from memory_core.errors import InputError
+
+if TYPE_CHECKING:
+    from memory_core.harness.importers import ImportedConversation, ImportOptions
+    from memory_core.harness.session_format import Conversation
+
+    Converted = list[tuple[ImportedConversation, Conversation]]
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*")
 _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -16,18 +30,35 @@ _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "import",
-        help="convert LoCoMo, LongMemEval or OpenAI chat files to atlas-session/1",
-        description="Convert conversation files to validated atlas-session/1 files named "
-        "<conversation id>.json in --out. Every file is converted and validated before "
-        "anything is written; nothing is written if any input is invalid. See "
+        help="convert LoCoMo, LongMemEval, OpenAI chat files or a recorded agent to "
+        "atlas-session/1",
+        description="Convert conversation files, or an atlas recorded by `atlas mcp --record` "
+        "(format 'recording', with --database and --atlas), to validated atlas-session/1 "
+        "files named <conversation id>.json in --out. Everything is converted and validated "
+        "before anything is written; nothing is written if any input is invalid. See "
         "docs/session-format.md for each format's field mapping.",
     )
     parser.add_argument(
         "format", choices=LazyChoices(_formats), metavar="FORMAT", help="one of %(choices)s"
     )
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+    parser.add_argument(
+        "files", nargs="*", type=Path, metavar="FILE", help="input files (file formats)"
+    )
     parser.add_argument("--out", type=Path, required=True, help="folder for the converted files")
     parser.add_argument("--force", action="store_true", help="overwrite existing files in --out")
+    parser.add_argument(
+        "--database",
+        default=None,
+        metavar="URL",
+        help="recording: the database `atlas mcp --record` wrote to (default: "
+        "ATLAS_DATABASE_URL or data/atlas.db)",
+    )
+    parser.add_argument(
+        "--atlas",
+        default=None,
+        metavar="ID",
+        help="recording: the recorded atlas, by id or by a name only one atlas has",
+    )
     parser.add_argument(
         "--include-unanswerable",
         action="store_true",
@@ -68,12 +99,7 @@ def duration(text: str) -> float:
 
 
 def run(args: argparse.Namespace) -> int:
-    from memory_core.harness.importers import (
-        IMPORTERS,
-        ImportOptions,
-        import_files,
-        write_conversations,
-    )
+    from memory_core.harness.importers import ImportOptions, write_conversations
 
     defaults = ImportOptions()
     options = ImportOptions(
@@ -82,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         session_gap=args.session_gap or defaults.session_gap,
         max_bytes=args.max_bytes or defaults.max_bytes,
     )
-    converted = import_files(IMPORTERS[args.format], args.files, options)
+    converted = _kind(args.format)(args, options)
     written = write_conversations([item for item, _ in converted], args.out, force=args.force)
     for (item, conv), path in zip(converted, written, strict=True):
         warning = item.warning()
@@ -95,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
             left_out.append(f"{item.unanswerable} unanswerable {verb}")
         if item.skipped_messages:
             left_out.append(f"{item.skipped_messages} messages left out")
+        if conv.reads is not None:
+            left_out.append(f"{len(conv.reads)} recorded reads")
         extra = "".join(f", {text}" for text in left_out)
         print(
             f"{path}: {turns} turns, {len(conv.sessions)} sessions, {len(conv.key_facts)} key "
@@ -105,7 +133,42 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _formats() -> list[str]:
-    from memory_core.harness.importers import IMPORTERS
+def _from_files(args: argparse.Namespace, options: ImportOptions) -> Converted:
+    from memory_core.harness.importers import IMPORTERS, import_files
 
-    return list(IMPORTERS)
+    _refuse(args.database, "database", args.format, "FILE arguments")
+    _refuse(args.atlas, "atlas", args.format, "FILE arguments")
+    if not args.files:
+        raise InputError("files", f"{args.format} needs at least one FILE to convert")
+    return import_files(IMPORTERS[args.format], args.files, options)
+
+
+def _from_source(args: argparse.Namespace, options: ImportOptions) -> Converted:
+    from memory_core.harness.importers import SOURCE_IMPORTERS, Source, import_source
+
+    _refuse(args.files or None, "files", args.format, "--database and --atlas")
+    if not args.atlas:
+        raise InputError("atlas", f"{args.format} needs --atlas ID (the recorded atlas)")
+    source = Source(database=args.database, atlas=args.atlas)
+    return import_source(SOURCE_IMPORTERS[args.format], source, options)
+
+
+def _refuse(value: object, name: str, fmt: str, takes: str) -> None:
+    if value is not None:
+        raise InputError(name, f"{fmt} does not take {name}; it takes {takes}")
+
+
+def _kind(fmt: str) -> Callable[[argparse.Namespace, ImportOptions], Converted]:
+    """How a format's inputs are given: files or a source."""
+    from memory_core.harness.importers import IMPORTERS, SOURCE_IMPORTERS
+
+    kinds = {name: _from_files for name in IMPORTERS} | {
+        name: _from_source for name in SOURCE_IMPORTERS
+    }
+    return kinds[fmt]
+
+
+def _formats() -> list[str]:
+    from memory_core.harness.importers import IMPORTERS, SOURCE_IMPORTERS
+
+    return [*IMPORTERS, *SOURCE_IMPORTERS]

@@ -73,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
             f"MRR {_num(s.mrr)}  forgetting precision {_pct(s.forgetting_precision)}  "
             f"mean final nodes {s.final_nodes:.1f}  {s.wall_seconds:.2f} s"
         )
+        if s.reads:
+            print(
+                f"agreement@k {_pct(s.agreement_at_k)} over {s.reads} recorded reads: "
+                "of the memories the agent got back, the share that comes back here too"
+            )
     return 0
 
 

@@ -7,7 +7,10 @@ of what they absorbed), and as *retained* when any memory still held carries it.
 - ``recall_at_k``, ``retention``, ``mrr``: over facts expected ``recalled``;
 - ``forgetting_precision``: over facts expected ``forgotten``, the share NOT retrieved;
 - ``weight`` / ``weight_percentile``: the best weight among memories carrying the fact,
-  and where it ranks among all held memories (ties count half), over retained facts.
+  and where it ranks among all held memories (ties count half), over retained facts;
+- ``agreement_at_k`` (recorded conversations only): of the memories a real agent got back
+  at its reads, named by their turns, the share the replay's same read brings back too,
+  pooled over reads ("would my agent still have remembered this?").
 
 Run summaries pool facts across conversations (every fact counts once), so a
 conversation with more key facts weighs more; per-conversation values stay available.
@@ -66,6 +69,61 @@ class FactOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadOutcome:
+    """A recorded read replayed: ``kept`` are the ``returned`` turns that came back again."""
+
+    read_id: str
+    at: float
+    top_k: int
+    returned: tuple[str, ...]
+    kept: tuple[str, ...]
+    hits: tuple[str, ...]
+
+    @property
+    def agreement(self) -> float | None:
+        """None when the agent got nothing back (nothing to agree with)."""
+        return len(self.kept) / len(self.returned) if self.returned else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "agreement": self.agreement}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReadOutcome:
+        return cls(
+            read_id=str(data["read_id"]),
+            at=float(data["at"]),
+            top_k=int(data["top_k"]),
+            returned=tuple(str(t) for t in data["returned"]),
+            kept=tuple(str(t) for t in data["kept"]),
+            hits=tuple(str(h) for h in data["hits"]),
+        )
+
+
+def read_outcome(
+    read_id: str, at: float, top_k: int, returned: Sequence[str], hits: Sequence[Hit]
+) -> ReadOutcome:
+    """Which ``returned`` turns some hit carries in its provenance."""
+    carried = {turn_id for hit in hits for turn_id in hit.provenance}
+    return ReadOutcome(
+        read_id=read_id,
+        at=at,
+        top_k=top_k,
+        returned=tuple(returned),
+        kept=tuple(t for t in returned if t in carried),
+        hits=tuple(h.id for h in hits),
+    )
+
+
+def pooled_agreement(reads: Iterable[ReadOutcome]) -> float | None:
+    """Kept over returned memories across all reads; None when no read returned any."""
+    kept = returned = 0
+    for read in reads:
+        kept += len(read.kept)
+        returned += len(read.returned)
+    return kept / returned if returned else None
+
+
+@dataclass(frozen=True, slots=True)
 class ConversationResult:
     """Everything measured on one conversation under one policy and configuration."""
 
@@ -79,6 +137,12 @@ class ConversationResult:
     evictions: dict[str, int]
     wall_seconds: float
     trajectory_times: tuple[float, ...] = ()
+    reads: tuple[ReadOutcome, ...] = ()
+    """Replayed recorded reads; metrics and dicts name agreement only when there are any."""
+
+    @property
+    def agreement_at_k(self) -> float | None:
+        return pooled_agreement(self.reads)
 
     @property
     def recall_at_k(self) -> float | None:
@@ -107,6 +171,7 @@ class ConversationResult:
 
     def metrics(self) -> dict[str, Any]:
         """The headline numbers (JSON-ready)."""
+        agreement = {"agreement_at_k": self.agreement_at_k} if self.reads else {}
         return {
             "recall_at_k": self.recall_at_k,
             "retention": self.retention,
@@ -117,6 +182,7 @@ class ConversationResult:
             "final_nodes": self.final_nodes,
             "evictions": dict(sorted(self.evictions.items())),
             "wall_seconds": self.wall_seconds,
+            **agreement,
         }
 
     def to_dict(self, *, trajectories: bool = False) -> dict[str, Any]:
@@ -138,6 +204,8 @@ class ConversationResult:
         }
         if trajectories:
             out["trajectory_times"] = list(self.trajectory_times)
+        if self.reads:
+            out["reads"] = [r.to_dict() for r in self.reads]
         return out
 
     @classmethod
@@ -154,6 +222,7 @@ class ConversationResult:
             evictions={str(k): int(v) for k, v in data["evictions"].items()},
             wall_seconds=float(data["wall_seconds"]),
             trajectory_times=tuple(float(t) for t in data.get("trajectory_times", ())),
+            reads=tuple(ReadOutcome.from_dict(r) for r in data.get("reads", ())),
         )
 
     def _expected(self, expect: str) -> list[FactOutcome]:
@@ -174,9 +243,15 @@ class RunSummary:
     wall_seconds: float = 0.0
     conversations: int = 0
     facts: int = 0
+    agreement_at_k: float | None = None
+    reads: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """All fields; the agreement ones only when recorded reads were replayed."""
+        out = asdict(self)
+        if not self.reads:
+            del out["agreement_at_k"], out["reads"]
+        return out
 
 
 def summarize(results: Sequence[ConversationResult]) -> RunSummary:
@@ -199,6 +274,8 @@ def summarize(results: Sequence[ConversationResult]) -> RunSummary:
         wall_seconds=sum(r.wall_seconds for r in results),
         conversations=len(results),
         facts=len(recalled) + len(forgotten),
+        agreement_at_k=pooled_agreement(read for r in results for read in r.reads),
+        reads=sum(len(r.reads) for r in results),
     )
 
 

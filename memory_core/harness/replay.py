@@ -12,6 +12,11 @@ The loop, per turn (the first seed's agent loop, section 4.1, on a simulated clo
    ``decay_interval_seconds`` passed and evicts at ``max_nodes``;
 5. every ``trajectory_every`` turns, sample each key fact's best weight.
 
+A recorded conversation (``atlas import recording``) carries the agent's own reads: they
+replace step 2 (no simulated read, so no links either) and run at their recorded times,
+after the turns said until then, each a retrieve with the agent's query, ``top_k``,
+session and reinforcement; what comes back is scored as agreement@k (``metrics``).
+
 After the last turn of a session the policy's session-end action runs (the atlas uses
 ``session_end_mode``). After the last session the policy settles (the atlas runs one
 decay pass), then every key fact's probe retrieves ``top_k`` memories read-only over all
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
@@ -44,12 +50,14 @@ from memory_core.harness.metrics import (
     ConversationResult,
     EvidenceIndex,
     FactOutcome,
+    ReadOutcome,
     first_rank,
     none_if_nan,
+    read_outcome,
     weight_percentiles,
 )
 from memory_core.harness.policies import POLICIES, MemoryPolicy, make_policy
-from memory_core.harness.session_format import Conversation, Turn
+from memory_core.harness.session_format import Conversation, RecordedRead, Turn
 
 WriteFilter = Callable[[str, Mapping[str, Any]], bool]
 
@@ -160,6 +168,7 @@ def conversation_texts(conversation: Conversation) -> list[str]:
     """Every text a replay embeds: turns and probes, each once, in first-seen order."""
     texts = [memory_text(t) for t in conversation.turns()]
     texts += [f.probe for f in conversation.key_facts]
+    texts += [r.query for r in conversation.reads or ()]
     return list(dict.fromkeys(texts))
 
 
@@ -198,16 +207,22 @@ def replay_conversation(
     samples: list[np.ndarray] = []
     sample_times: list[float] = []
     stored: dict[str, str] = {}
+    reads = _reads_by_position(conversation)
 
     started = time.perf_counter()
     done = 0
+    read_outcomes = _replay_reads(policy, clock, vectors, reads.get(0, ()))
     for session in conversation.sessions:
         for turn in session.turns:
             clock.set(max(turn.at, clock.now()))
             text = memory_text(turn)
             vector = vectors[text]
-            hits = policy.retrieve(
-                text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
+            hits = (
+                policy.retrieve(
+                    text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
+                )
+                if conversation.reads is None
+                else []
             )
             meta = {"speaker": turn.speaker}
             if write_filter is None or write_filter(text, meta):
@@ -220,6 +235,7 @@ def replay_conversation(
                     metadata=meta,
                 )
             done += 1
+            read_outcomes += _replay_reads(policy, clock, vectors, reads.get(done, ()))
             if done % settings.trajectory_every == 0:
                 samples.append(index.best_weights(policy.carrying(index.turns)))
                 sample_times.append(clock.now())
@@ -240,8 +256,39 @@ def replay_conversation(
         evictions=policy.evictions(),
         wall_seconds=time.perf_counter() - started,
         trajectory_times=tuple(sample_times),
+        reads=tuple(read_outcomes),
     )
     return Replay(result, policy, dict(vectors), run_config, conversation, stored)
+
+
+def _reads_by_position(conversation: Conversation) -> dict[int, list[RecordedRead]]:
+    """Recorded reads keyed by how many turns were said before them (a tie: the turn first)."""
+    times = [t.at for t in conversation.turns()]
+    by_position: dict[int, list[RecordedRead]] = {}
+    for read in conversation.reads or ():
+        by_position.setdefault(bisect_right(times, read.at), []).append(read)
+    return by_position
+
+
+def _replay_reads(
+    policy: MemoryPolicy,
+    clock: ManualClock,
+    vectors: Mapping[str, np.ndarray],
+    reads: Iterable[RecordedRead],
+) -> list[ReadOutcome]:
+    """Run recorded reads at their times as the agent did; which of its memories came back."""
+    outcomes = []
+    for read in reads:
+        clock.set(max(read.at, clock.now()))
+        hits = policy.retrieve(
+            read.query,
+            vectors[read.query],
+            top_k=read.top_k,
+            session_id=read.session,
+            reinforce=read.reinforce,
+        )
+        outcomes.append(read_outcome(read.id, read.at, read.top_k, read.returned, hits))
+    return outcomes
 
 
 def _guarded_policy(config: AtlasConfig, embedder: Embedder, clock: ManualClock) -> MemoryPolicy:

@@ -73,8 +73,30 @@ class KeyFact:
 
 
 @dataclass(frozen=True, slots=True)
+class RecordedRead:
+    """A read a recorded agent made (``atlas import recording``), replayed at ``at``.
+
+    ``session`` is the read's scope (None: every session); ``returned`` names the turns
+    behind the memories the agent got back, in rank order, which is what agreement@k
+    checks a replay against.
+    """
+
+    id: str
+    at: float
+    session: str | None
+    query: str
+    top_k: int
+    returned: tuple[str, ...]
+    reinforce: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Conversation:
-    """A whole validated session file."""
+    """A whole validated session file.
+
+    ``reads`` is None for a simulated conversation and the agent's own reads (possibly
+    none) for a recorded one; a replay then runs those instead of simulated ones.
+    """
 
     id: str
     title: str
@@ -82,6 +104,7 @@ class Conversation:
     sessions: tuple[SessionRecord, ...]
     key_facts: tuple[KeyFact, ...]
     source: str
+    reads: tuple[RecordedRead, ...] | None = None
     _turn_index: dict[str, Turn] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,7 +125,7 @@ class Conversation:
 
 def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
     """The ``atlas-session/1`` JSON form, every ``at`` explicit and in UTC (reads back equal)."""
-    return {
+    data = {
         "format": FORMAT,
         "id": conversation.id,
         "title": conversation.title,
@@ -129,6 +152,20 @@ def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
             for f in conversation.key_facts
         ],
     }
+    if conversation.reads is not None:
+        data["reads"] = [read_to_dict(r) for r in conversation.reads]
+    return data
+
+
+def read_to_dict(read: RecordedRead) -> dict[str, Any]:
+    """One entry of ``reads`` (``session`` and ``reinforce`` only when not the default)."""
+    item: dict[str, Any] = {"id": read.id, "at": _iso(read.at)}
+    if read.session is not None:
+        item["session"] = read.session
+    item |= {"query": read.query, "top_k": read.top_k, "returned": list(read.returned)}
+    if not read.reinforce:
+        item["reinforce"] = False
+    return item
 
 
 # -- reading ------------------------------------------------------------------
@@ -324,11 +361,12 @@ def _schema_problems(data: Any) -> list[tuple[JsonPath, str]]:
 class _TimeResolver:
     """Epoch seconds of session starts and turns, filled in while checking order."""
 
-    __slots__ = ("sessions", "turns")
+    __slots__ = ("reads", "sessions", "turns")
 
     def __init__(self) -> None:
         self.sessions: dict[int, float] = {}
         self.turns: dict[tuple[int, int], float] = {}
+        self.reads: dict[int, float] = {}
 
 
 def _objects(value: Any, key: str) -> list[tuple[int, dict[str, Any]]]:
@@ -379,7 +417,13 @@ _TIME_HELP = (
 
 def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, str]]:
     found: list[tuple[JsonPath, str]] = []
-    seen: dict[str, dict[str, JsonPath]] = {"session": {}, "turn": {}, "key fact": {}}
+    seen: dict[str, dict[str, JsonPath]] = {
+        "session": {},
+        "turn": {},
+        "key fact": {},
+        "read": {},
+    }
+    turn_at: dict[str, float] = {}
 
     def unique(kind: str, ident: Any, path: JsonPath) -> None:
         if not isinstance(ident, str):
@@ -440,6 +484,8 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
                     ((*t_path, "at"), f"{raw_at} is before the previous turn at {_iso(clock)}")
                 )
             times.turns[(s, t)] = at
+            if isinstance(turn.get("id"), str):
+                turn_at.setdefault(turn["id"], at)
             clock = max(clock, at)
         if start is not None:
             times.sessions[s] = start
@@ -456,6 +502,59 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
             for e, turn_id in enumerate(evidence):
                 if isinstance(turn_id, str) and turn_id not in seen["turn"]:
                     found.append(((*f_path, "evidence", e), f"unknown turn id {turn_id!r}"))
+    found += _read_problems(data, times, seen, turn_at)
+    return found
+
+
+def _read_problems(
+    data: Any, times: _TimeResolver, seen: dict[str, dict[str, JsonPath]], turn_at: dict[str, float]
+) -> list[tuple[JsonPath, str]]:
+    """Recorded reads: unique ids, in time order, known sessions, turns said before the read."""
+    found: list[tuple[JsonPath, str]] = []
+    previous: float | None = None
+    for r, read in _objects(data, "reads"):
+        r_path: JsonPath = ("reads", r)
+        ident = read.get("id")
+        if isinstance(ident, str):
+            if ident in seen["read"]:
+                first = render_path(seen["read"][ident])
+                found.append(
+                    ((*r_path, "id"), f"duplicate read id {ident!r} (first used at {first})")
+                )
+            else:
+                seen["read"][ident] = (*r_path, "id")
+        query = read.get("query")
+        if isinstance(query, str) and not query.strip():
+            found.append(((*r_path, "query"), "query is empty"))
+        session = read.get("session")
+        if isinstance(session, str) and session not in seen["session"]:
+            found.append(((*r_path, "session"), f"unknown session id {session!r}"))
+        raw_at = read.get("at")
+        at = _parse_time(raw_at)
+        if at is None:
+            if isinstance(raw_at, str):
+                found.append(((*r_path, "at"), f"{raw_at!r} {_TIME_HELP}"))
+            continue
+        if previous is not None and at < previous:
+            found.append(
+                ((*r_path, "at"), f"{raw_at} is before the previous read at {_iso(previous)}")
+            )
+        previous = at if previous is None else max(previous, at)
+        times.reads[r] = at
+        returned = read.get("returned")
+        for i, turn_id in enumerate(returned if isinstance(returned, list) else ()):
+            if not isinstance(turn_id, str):
+                continue
+            said = turn_at.get(turn_id)
+            if turn_id not in seen["turn"]:
+                found.append(((*r_path, "returned", i), f"unknown turn id {turn_id!r}"))
+            elif said is not None and said > at:
+                found.append(
+                    (
+                        (*r_path, "returned", i),
+                        f"turn {turn_id!r} is said at {_iso(said)}, after the read at {raw_at}",
+                    )
+                )
     return found
 
 
@@ -486,6 +585,20 @@ def _build(data: Mapping[str, Any], source: str, times: _TimeResolver) -> Conver
         )
         for fact in data["key_facts"]
     )
+    reads = None
+    if "reads" in data:
+        reads = tuple(
+            RecordedRead(
+                id=read["id"],
+                at=times.reads[r],
+                session=read.get("session"),
+                query=read["query"],
+                top_k=int(read["top_k"]),
+                returned=tuple(read["returned"]),
+                reinforce=read.get("reinforce", True),
+            )
+            for r, read in enumerate(data["reads"])
+        )
     return Conversation(
         id=data["id"],
         title=data.get("title", ""),
@@ -493,6 +606,7 @@ def _build(data: Mapping[str, Any], source: str, times: _TimeResolver) -> Conver
         sessions=sessions,
         key_facts=facts,
         source=source,
+        reads=reads,
     )
 
 

@@ -23,8 +23,8 @@ from memory_core.model import EvictionReason
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.records import EventRecord
 
-# fields of AtlasEvent subclasses that hold a memory's text
-CONTENT_FIELDS = ("content", "merged_content")
+# fields of AtlasEvent subclasses that hold a memory's (or a read's query) text
+CONTENT_FIELDS = ("content", "merged_content", "query")
 # fields whose node id the event is about, in order of preference
 NODE_FIELDS = ("node_id", "kept_id")
 

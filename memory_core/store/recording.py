@@ -2,15 +2,18 @@
 
 An agent in another process calls ``record_snapshot`` on its own atlas; the dashboard
 lists the snapshots and opens one with ``open_recorded`` as a read-only "recorded atlas".
+The agent's reads are in the event log too (``MemoryRead``, published by the MCP server),
+so ``atlas import recording`` can turn a recording into a conversation to replay.
 """
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_core._snapshot import FORMAT, READABLE_VERSIONS
+from memory_core._snapshot import read as read_snapshot
 from memory_core.clock import Clock
 from memory_core.embedding.base import Embedder
 from memory_core.errors import InputError
@@ -80,6 +83,22 @@ def open_recorded(
         path = Path(tmp) / "atlas.npz"
         path.write_bytes(repo.data(snapshot_id))
         return ElasticMemoryAtlas.load_snapshot(path, embedder=embedder, clock=clock)
+
+
+def recorded_metadata(repo: SnapshotRepository, atlas_id: str) -> dict[str, dict[str, Any]]:
+    """Metadata of each memory in the newest snapshot of ``atlas_id`` (none without one).
+
+    Write events carry a memory's text but not its metadata (the speaker): the importer
+    reads it here, without building an atlas (no embedder, no index).
+    """
+    newest = repo.list(atlas_id=atlas_id, limit=1).items
+    if not newest:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
+        path = Path(tmp) / "atlas.npz"
+        path.write_bytes(repo.data(newest[0].id))
+        data = read_snapshot(path)
+    return {node_id: meta for node_id, meta in zip(data.ids, data.metadata, strict=True) if meta}
 
 
 def restore_evicted(atlas: ElasticMemoryAtlas, event: StoredEvent) -> MemoryNode:

@@ -1,21 +1,24 @@
 """Importers: foreign conversation files to validated ``atlas-session/1`` (``atlas import``).
 
-Each format is one module with an ``import_file(path, options)``; ``IMPORTERS`` maps the
-name the command line uses to it. ``import_files`` converts and validates a whole batch
-before ``write_conversations`` writes anything.
+Each file format is one module with an ``import_file(path, options)``; ``IMPORTERS`` maps
+the name the command line uses to it. A source that is not a file (a recorded atlas in a
+database) has an ``import_source(source, options)`` in ``SOURCE_IMPORTERS``. ``import_files``
+and ``import_source`` convert and validate before ``write_conversations`` writes anything.
 """
 
 from __future__ import annotations
 
-from memory_core.harness.importers import locomo, longmemeval, openai_chat
+from memory_core.harness.importers import locomo, longmemeval, openai_chat, recording
 from memory_core.harness.importers.base import (
     DEFAULT_IMPORT_MAX_BYTES,
     DEFAULT_SESSION_GAP_SECONDS,
     ImportedConversation,
     Importer,
     ImportOptions,
+    Source,
+    SourceImporter,
 )
-from memory_core.harness.importers.batch import import_files, write_conversations
+from memory_core.harness.importers.batch import import_files, import_source, write_conversations
 
 IMPORTERS: dict[str, Importer] = {
     "locomo": locomo.import_file,
@@ -23,13 +26,21 @@ IMPORTERS: dict[str, Importer] = {
     "openai-chat": openai_chat.import_file,
 }
 
+SOURCE_IMPORTERS: dict[str, SourceImporter] = {
+    "recording": recording.import_source,
+}
+
 __all__ = [
     "DEFAULT_IMPORT_MAX_BYTES",
     "DEFAULT_SESSION_GAP_SECONDS",
     "IMPORTERS",
+    "SOURCE_IMPORTERS",
     "ImportOptions",
     "ImportedConversation",
     "Importer",
+    "Source",
+    "SourceImporter",
     "import_files",
+    "import_source",
     "write_conversations",
 ]

@@ -66,6 +66,19 @@ class ImportedConversation:
 
 
 Importer = Callable[[Path, ImportOptions], list[ImportedConversation]]
+"""A file format: one input file to its conversations."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Source:
+    """Where a source importer reads: a database URL (None: the default one) and an atlas in it."""
+
+    database: str | None
+    atlas: str
+
+
+SourceImporter = Callable[[Source, ImportOptions], list[ImportedConversation]]
+"""A source that is not a file (a recorded atlas in a database) to its conversations."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from memory_core.errors import InputError, SessionFormatError
-from memory_core.harness.importers.base import ImportedConversation, Importer, ImportOptions
+from memory_core.harness.importers.base import (
+    ImportedConversation,
+    Importer,
+    ImportOptions,
+    Source,
+    SourceImporter,
+)
 from memory_core.harness.session_format import Conversation, parse_conversation
 
 
@@ -26,32 +32,56 @@ def import_files(
 
     Conversation ids must be unique across the batch because they name the output files.
     """
-    done: list[tuple[ImportedConversation, Conversation]] = []
-    problems: list[str] = []
-    first_source: dict[str, str] = {}
+    batch = _Batch()
     for path in paths:
         try:
             imported = importer(path, options)
         except SessionFormatError as exc:
-            problems.extend(exc.problems)
+            batch.problems.extend(exc.problems)
             continue
         for item in imported:
-            try:
-                checked = parse_conversation(item.data, item.source)
-            except SessionFormatError as exc:
-                problems.extend(f"converted {p}" for p in exc.problems)
-                continue
-            if item.id in first_source:
-                problems.append(
-                    f"{item.source}: conversation id {item.id!r} is already used by "
-                    f"{first_source[item.id]} (both would be written to {item.id}.json)"
-                )
-                continue
-            first_source[item.id] = item.source
-            done.append((item, checked))
-    if problems:
-        raise SessionFormatError("import", problems)
-    return done
+            batch.check(item)
+    return batch.result()
+
+
+def import_source(
+    importer: SourceImporter, source: Source, options: ImportOptions
+) -> list[tuple[ImportedConversation, Conversation]]:
+    """Convert and validate what a source importer reads (``atlas import recording``)."""
+    batch = _Batch()
+    for item in importer(source, options):
+        batch.check(item)
+    return batch.result()
+
+
+class _Batch:
+    """Conversations checked as ``atlas validate`` would, with unique ids; problems collected."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[ImportedConversation, Conversation]] = []
+        self.problems: list[str] = []
+        self._first_source: dict[str, str] = {}
+
+    def check(self, item: ImportedConversation) -> None:
+        try:
+            checked = parse_conversation(item.data, item.source)
+        except SessionFormatError as exc:
+            self.problems.extend(f"converted {p}" for p in exc.problems)
+            return
+        if item.id in self._first_source:
+            self.problems.append(
+                f"{item.source}: conversation id {item.id!r} is already used by "
+                f"{self._first_source[item.id]} (both would be written to {item.id}.json)"
+            )
+            return
+        self._first_source[item.id] = item.source
+        self.done.append((item, checked))
+
+    def result(self) -> list[tuple[ImportedConversation, Conversation]]:
+        """Every conversation, or a ``SessionFormatError`` with all problems."""
+        if self.problems:
+            raise SessionFormatError("import", self.problems)
+        return self.done
 
 
 def write_conversations(
