@@ -3,11 +3,11 @@
 The atlas is the side-by-side scenario's (``operations.build_engine``: random 384-d
 vectors, one main session and a few small ones, auto-link on). Export is
 ``save_snapshot`` (columnar copy under the lock, then encoding and writing). Load is
-``load_snapshot`` in its three parts: reading and checking the file, restoring table,
-sessions and edges, and indexing the memories again (``AtlasState.index``: the file
-stores vectors and texts, not index structures). The same members compressed
-(``np.savez_compressed``) are measured once, to show what compression would cost and
-save. Issue #15 target: export and load <= 1 s at 100k. ``benchmarks.run`` can add it as
+``load_snapshot`` in its parts: reading and checking the file, restoring the table,
+sessions, edges and the stored HNSW graph, and indexing (``AtlasState.index``: session
+lists and BM25 rebuilt from the texts; vectors only when no graph was stored). The same
+members compressed (``np.savez_compressed``) are measured once, to show what compression
+would cost and save. Issue #15 target: export and load <= 1 s at 100k. ``benchmarks.run`` can add it as
 a section: ``out["snapshot"] = snapshot_costs(size)``.
 """
 
@@ -62,6 +62,7 @@ def snapshot_costs(size: int = 100_000, repeat: int = 3, load_repeat: int = 1) -
         "edges": len(atlas.edges()),
         "format": _snapshot.FORMAT,
         "file_mib": round(size_bytes / 2**20, 1),
+        "vector_index": atlas._s.vectors.kind,
         **parts,
         "load_ms": round(load_ms, 1),
         "load_without_indexing_ms": round(load_ms - parts["indexing"]["wall_ms"], 1),
