@@ -4,8 +4,8 @@
 locomo-dev`` in memory (nothing is written next to the code: the data stays outside the
 repository), embeds every text once through the cached MiniLM embedder, and replays each
 conversation under each policy and memory budget in worker processes. It prints the
-table, checks issue #14's targets, and writes the table into ``docs/harness.md``
-between the ``real-recall`` markers. Without the folder it says so and exits cleanly.
+table, checks issue #14's targets, and writes the table into ``docs/harness.md`` and
+the README between the ``real-recall`` markers. Without the folder it says so and exits cleanly.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "locomo-dev"
-DOC = ROOT / "docs" / "harness.md"
+DOCS = (ROOT / "docs" / "harness.md", ROOT / "README.md")
 START, END = "<!-- real-recall:start -->", "<!-- real-recall:end -->"
 
 POLICIES = ("atlas", "hybrid", "fifo", "unlimited")
@@ -73,8 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n".join(verdicts))
     print(f"({time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f})")
     if not args.no_write:
-        write_doc(table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
-        print(f"wrote the table into {DOC.relative_to(ROOT)}")
+        for doc in DOCS:
+            write_doc(doc, table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
+            print(f"wrote the table into {doc.relative_to(ROOT)}")
     return 0
 
 
@@ -189,13 +190,14 @@ def _verdict(what: str, value: float, target: float) -> str:
     return f"{what}: {value:.3f} (target >= {target:.3f}) {status}"
 
 
-def write_doc(block: str) -> None:
-    text = DOC.read_text(encoding="utf-8")
-    if START not in text:
-        raise SystemExit(f"{DOC} has no {START} marker")
+def write_doc(doc: Path, block: str) -> None:
+    """Replace what stands between the markers of ``doc`` with ``block``."""
+    text = doc.read_text(encoding="utf-8")
+    if START not in text or END not in text:
+        raise SystemExit(f"{doc} has no {START} ... {END} markers")
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
-    DOC.write_text(f"{before}{START}\n{block}\n{END}{after}", encoding="utf-8")
+    doc.write_text(f"{before}{START}\n{block}\n{END}{after}", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -47,12 +47,17 @@ def test_without_the_dataset_it_skips_cleanly(tmp_path: Path, capsys) -> None:
     assert "skipped" in capsys.readouterr().out
 
 
-def test_the_doc_block_is_replaced_between_the_markers(tmp_path: Path, monkeypatch) -> None:
+def test_the_doc_block_is_replaced_between_the_markers(tmp_path: Path) -> None:
     doc = tmp_path / "harness.md"
     doc.write_text(f"intro\n{real_recall.START}\nold\n{real_recall.END}\noutro\n")
-    monkeypatch.setattr(real_recall, "DOC", doc)
-    real_recall.write_doc("new table")
+    real_recall.write_doc(doc, "new table")
     assert doc.read_text() == f"intro\n{real_recall.START}\nnew table\n{real_recall.END}\noutro\n"
     doc.write_text("no markers")
     with pytest.raises(SystemExit):
-        real_recall.write_doc("x")
+        real_recall.write_doc(doc, "x")
+
+
+def test_both_documents_carry_the_markers() -> None:
+    for doc in real_recall.DOCS:
+        text = doc.read_text(encoding="utf-8")
+        assert real_recall.START in text and real_recall.END in text, doc
