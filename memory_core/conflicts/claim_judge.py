@@ -55,7 +55,7 @@ SINGLE_VALUED = (
     "manager boss report",
     "favourite favorite",
     "age old",
-    "budget limit price cost spend money",
+    "budget limit cap price cost spend money",
     "deadline birthday",
     "phone email",
 )
@@ -195,7 +195,10 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
             if any(_same(old_other, new) for old_other in x.values):
                 continue
             short = x.length <= SHORT_CLAIM and y.length <= SHORT_CLAIM
-            short = short and not (old.type == "name" and (x.question or y.question))
+            if old.type == "name":  # names abound in chat: short only with one name a side
+                short = short and not (x.question or y.question) and _one_name(x) and _one_name(y)
+            if old.type == "number" and not (old.unit or new.unit):
+                short = False  # bare numbers ("9 to 12" / "three hours") need their clause
             exclusive = (
                 (old.place and old.place == new.place and _single_place(x) and _single_place(y))
                 or bool(_attribute(x) & _attribute(y))
@@ -233,6 +236,10 @@ def _heads(word: str) -> frozenset[int]:
 def _attribute(claim: Claim) -> frozenset[int]:
     """The single-valued attributes ``claim`` speaks of (see :data:`SINGLE_VALUED`)."""
     return frozenset().union(*(_heads(w) for w in claim.words))
+
+
+def _one_name(claim: Claim) -> bool:
+    return sum(1 for v in claim.values if v.type == "name") == 1
 
 
 def _single_place(claim: Claim) -> bool:

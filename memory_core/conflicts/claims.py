@@ -280,6 +280,8 @@ def _denied(text: str, tokens: list[Token], negation: int | None) -> tuple[froze
 
 def _negation_start(lows: list[str]) -> int | None:
     for i, low in enumerate(lows):
+        if low in _ALTERNATIVES and lows[i + 1 : i + 2] not in (["than"], ["of"]):
+            continue  # "I'll take the train instead": nothing named is rejected
         if _negator(low) or low in _ENDS:
             return i
     return None
