@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
+from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock, MemoryRead
+from memory_core.attribution import attributed
 from memory_core.cli import main
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.errors import InputError
@@ -27,7 +28,11 @@ from memory_core.harness.session_format import (
 from memory_core.mcp_server import build_server
 from memory_core.store.engine import open_database
 from memory_core.store.live import LiveRecorder
+from memory_core.store.memory import MemoryStore
+from memory_core.store.privacy import EventEncoder, LogContent
+from memory_core.store.recording import record_snapshot
 from memory_core.store.records import EventFilter
+from memory_core.store.sink import EventSink
 
 START = 1_720_000_000.0
 CONFIG = AtlasConfig(session_end_mode="keep")
@@ -197,3 +202,78 @@ def test_unknown_atlas_lists_the_recorded_ones(
 def _reads_before(write: int) -> int:
     """Reads made before write number ``write`` (0-based)."""
     return sum(1 for after, _, _ in READS if after <= write)
+
+
+def _store_recording(log_content: str = "full") -> tuple[MemoryStore, str]:
+    """An atlas recorded into a ``MemoryStore``: sessions a, b, then a again; a duplicate
+    write merges; a tight ``max_nodes`` evicts; reads as the MCP server logs them."""
+    store = MemoryStore()
+    clock = ManualClock(START)
+    atlas = ElasticMemoryAtlas(
+        replace(CONFIG, max_nodes=3), embedder=HashingEmbedder(), clock=clock
+    )
+    sink = EventSink(store, atlas_name="desk", log_content=log_content).attach(atlas)
+
+    def write(session: str, speaker: str, text: str) -> str:
+        clock.advance(60)
+        meta = {"speaker": speaker}
+        return atlas.add(attributed(text, speaker), session_id=session, metadata=meta).id
+
+    def read(session: str | None, query: str, returned: list[str]) -> None:
+        clock.advance(30)
+        event = MemoryRead(at=clock.now(), session_id=session, query=query, top_k=2)
+        atlas.events.publish(replace(event, returned=tuple(returned)))
+
+    first = write("a", "Dana", "My printer is an HP 4100.")
+    write("a", "Dana", "My printer is an HP 4100.")  # merges into ``first``
+    write("b", "Priya", "Purchases above 500 euros need my approval.")
+    read("a", "printer model", [first])
+    write("a", "assistant", "The toner is on its way.")
+    write("a", "Dana", "We move to Rotterdam in March.")  # evicts the toner (lowest weight)
+    read("zzz", "anything", [])
+    read("a", "moving", [first, "summary-or-older"])
+    record_snapshot(atlas, store.snapshots, atlas_id=sink.atlas_id, label="final")
+    sink.close()
+    return store, sink.atlas_id
+
+
+def test_import_splits_returning_sessions_keeps_merged_writes_and_reads_speakers() -> None:
+    store, atlas_id = _store_recording()
+    item = import_recording(store, atlas_id)
+    conv = parse_conversation(item.data, item.source)
+    assert [(s.id, [t.id for t in s.turns]) for s in conv.sessions] == [
+        ("a", ["a-t1", "a-t2"]),
+        ("b", ["b-t1"]),
+        ("a-2", ["a-2-t1", "a-2-t2"]),
+    ]
+    assert [(t.speaker, t.text) for t in conv.turns()] == [
+        ("Dana", "My printer is an HP 4100."),  # held: its speaker from the snapshot
+        ("Dana", "My printer is an HP 4100."),  # merged into it: the kept memory's speaker
+        ("Priya", "Purchases above 500 euros need my approval."),
+        ("assistant", "The toner is on its way."),  # evicted: its speaker from the eviction
+        ("Dana", "We move to Rotterdam in March."),
+    ]
+    assert conv.reads is not None
+    assert [(r.session, r.returned) for r in conv.reads] == [
+        ("a", ("a-t1",)),
+        (None, ()),  # a session without writes: every session
+        ("a-2", ("a-t1",)),  # the session's latest part; an untraced memory left out
+    ]
+    assert "1 memories returned by reads were not created by a recorded write" in (conv.description)
+
+
+def test_a_redacted_recording_cannot_be_imported() -> None:
+    store, atlas_id = _store_recording(log_content="redacted")
+    with pytest.raises(InputError, match="log_content redacted or none"):
+        import_recording(store, atlas_id)
+
+
+@pytest.mark.parametrize(
+    ("policy", "content"), [("full", "printer model"), ("redacted", None), ("none", None)]
+)
+def test_a_read_query_follows_the_log_content_policy(policy: str, content: str | None) -> None:
+    event = MemoryRead(at=START, query="printer model", top_k=2, returned=("m1",))
+    record = EventEncoder("atlas", LogContent(policy)).encode(event)
+    assert record.content == content and record.type == "read"
+    assert record.payload["returned"] == ["m1"] and "query" not in record.payload
+    assert ("content_sha256" in record.payload) == (policy == "redacted")
