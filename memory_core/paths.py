@@ -11,3 +11,9 @@ def data_dir() -> Path:
     path = Path(os.environ.get("ATLAS_DATA_DIR", "data")).resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def conversations_dir() -> Path:
+    """Where the user's own conversations live (``atlas import ... --out`` this folder):
+    the tuning page lists them beside the samples. Not created here: absent means none."""
+    return data_dir() / "conversations"

@@ -15,7 +15,7 @@ from memory_core.config import PRESETS, AtlasConfig, field_specs
 from memory_core.dashboard import run_library
 from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.background import BackgroundJob
-from memory_core.dashboard.demo import sample_files
+from memory_core.dashboard.conversations import conversation_files
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.live import embedder_from_env
 from memory_core.dashboard.shared import current_atlas, live_system
@@ -71,7 +71,7 @@ SWEEP_DEFAULT = (
     "reinforce_factor",
     "evict_threshold",
 )
-available = sample_files()
+available = conversation_files()  # samples, then the data folder's conversations/
 quick_first = sorted(available, key=lambda n: available[n].stat().st_size)  # fast first runs
 
 
@@ -465,9 +465,11 @@ def forecast_tab() -> None:
 
 st.title("A/B tuning")
 st.caption(
-    "Replay scripted conversations under two parameter sets and compare how many annotated key facts "
+    "Replay conversations under two parameter sets and compare how many annotated key facts "
     "each still recalls (paired per fact: bootstrap confidence interval and a paired test); search "
-    "the parameters with an Optuna sweep; save runs and reopen them later."
+    "the parameters with an Optuna sweep; save runs and reopen them later. Your own conversations "
+    "(`atlas import locomo|longmemeval|openai-chat FILE --out data/conversations`) are listed as "
+    "`yours/...` beside the samples."
 )
 with st.expander("Saved runs", expanded=False):
     saved_runs_panel()
