@@ -252,12 +252,10 @@ else:
 st.subheader("Graph neighbourhood")
 nodes, edges = neighbourhood(atlas, item)
 if nodes:
-    cfg = atlas.config
     pair = {i: 1.0 for i in (item.old_id, item.new_id) if i is not None}
     view = build_graph(
         nodes,
         edges,
-        weight_range=(cfg.weight_floor, cfg.weight_cap),
         highlight=pair,
         max_nodes=len(nodes),
         height_px=360,

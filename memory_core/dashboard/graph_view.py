@@ -16,10 +16,11 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
+import networkx as nx
 import numpy as np
 from jinja2 import Template
 from plotly.colors import sequential, unlabel_rgb
@@ -39,6 +40,16 @@ COLOR_FLOOR = 0.2
 """Weakest memories use this point of the scale, so they stay visible on white."""
 GREY = "#c8c8c8"
 HIGHLIGHT_BORDER = "#e11d48"
+MIN_COLOR_SPAN = 0.05
+"""Narrowest weight span the colour scale stretches over (one weight alone is mid-blue)."""
+LAYOUT_WIDTH = 1000.0
+"""Width of a row of packed groups; vis-network fits the drawing into the frame."""
+CHAR_PX = 6.6
+"""Width of one label character at the graph's 12 px font, for deciding what fits."""
+LABEL_PX = 16.0
+INSPECT_MESSAGE = "atlas-inspect"
+"""``postMessage`` type a clicked node sends to the page (see ``panels.graph_panel``)."""
+Positions = dict[str, tuple[float, float]]
 
 KIND_SHAPES: dict[MemoryKind, str] = {
     MemoryKind.WORKING: "star",
@@ -72,12 +83,7 @@ RELATION_STYLES: dict[Relation, EdgeStyle] = {
 
 _OPTIONS: dict[str, Any] = {
     "layout": {"randomSeed": 7},
-    "physics": {
-        "enabled": True,
-        "solver": "forceAtlas2Based",
-        "forceAtlas2Based": {"gravitationalConstant": -40, "springLength": 90},
-        "stabilization": {"enabled": True, "iterations": 150, "fit": True},
-    },
+    "physics": {"enabled": False},  # positions come from ``layout``: stable between redraws
     "interaction": {"hover": True, "tooltipDelay": 120, "navigationButtons": False},
     "nodes": {"font": {"size": 12, "face": "sans-serif"}, "borderWidth": 1},
     "edges": {"smooth": {"enabled": True, "type": "continuous"}},
@@ -101,6 +107,12 @@ _PAGE_STYLE = (
     "#mynetwork{border:none !important;float:none !important;}"
     "div.vis-tooltip{max-width:420px;white-space:pre-wrap;font:12px sans-serif;}</style>"
 )
+# A click on a node tells the page which memory to inspect (ids are the atlas's own).
+_CLICK_SCRIPT = (
+    "<script>network.fit();network.on('click',function(p){if(p.nodes.length){"
+    "window.parent.postMessage({type:'" + INSPECT_MESSAGE + "',id:String(p.nodes[0])},'*');}});"
+    "</script>"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +123,10 @@ class GraphView:
     drawn: tuple[str, ...]
     hidden: int
     edge_count: int
+    weight_range: tuple[float, float] = (0.0, 1.0)
+    positions: Positions = field(default_factory=dict)
+    labelled: int = 0
+    relations: tuple[Relation, ...] = ()
 
     @property
     def note(self) -> str:
@@ -139,6 +155,128 @@ def weight_colors(weights: Sequence[float], low: float, high: float) -> list[str
     stops = np.linspace(0.0, 1.0, len(_PALETTE))
     rgb = np.stack([np.interp(t, stops, _PALETTE[:, c]) for c in range(3)], axis=1)
     return [f"rgb({r:.0f}, {g:.0f}, {b:.0f})" for r, g, b in rgb]
+
+
+def present_range(weights: Sequence[float]) -> tuple[float, float]:
+    """The colour scale's ends: the weakest and strongest weight drawn, at least
+    ``MIN_COLOR_SPAN`` apart, so the shades separate the memories actually on screen."""
+    if not len(weights):
+        return (0.0, 1.0)
+    low, high = float(min(weights)), float(max(weights))
+    if high - low < MIN_COLOR_SPAN:
+        mid = (low + high) / 2
+        low, high = mid - MIN_COLOR_SPAN / 2, mid + MIN_COLOR_SPAN / 2
+    return (low, high)
+
+
+def layout(
+    ids: Sequence[str],
+    links: Iterable[tuple[str, str]],
+    previous: Mapping[str, tuple[float, float]] | None = None,
+) -> Positions:
+    """Pixel positions of ``ids``: memories placed before keep their place; a new one goes
+    next to a placed neighbour, and new groups without one are packed beside the drawing.
+    So a redraw moves nothing that was already on screen."""
+    previous = previous or {}
+    graph: nx.Graph = nx.Graph()
+    graph.add_nodes_from(ids)
+    graph.add_edges_from((a, b) for a, b in links if a in graph and b in graph and a != b)
+    positions: Positions = {i: previous[i] for i in ids if i in previous}
+    if len(positions) == len(ids):
+        return positions
+    if not positions:
+        return _packed(graph)
+    rng = np.random.default_rng(len(positions))
+    pending = [i for i in ids if i not in positions]
+    while pending:
+        placed = [i for i in pending if any(n in positions for n in graph.neighbors(i))]
+        for i in placed:
+            near = np.mean([positions[n] for n in graph.neighbors(i) if n in positions], axis=0)
+            positions[i] = _free_spot(near, positions, rng)
+        pending = [i for i in pending if i not in positions]
+        if not placed and pending:  # new groups: packed to the right of what is drawn
+            extra = _packed(graph.subgraph(pending))
+            shift = (
+                max(x for x, _ in positions.values())
+                + NODE_GAP * 2
+                - min(x for x, _ in extra.values())
+            )
+            positions.update({i: (round(x + shift, 1), y) for i, (x, y) in extra.items()})
+            pending = []
+    return positions
+
+
+NODE_GAP = 70.0
+"""Pixels between neighbouring memories in the layout."""
+
+
+def _packed(graph: nx.Graph) -> Positions:
+    """Each connected group laid out on its own (seeded), groups packed in rows, biggest first."""
+    positions: Positions = {}
+    x = y = row_height = 0.0
+    groups = sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c)))
+    for group in groups:
+        members = sorted(group)
+        radius = NODE_GAP * 0.6 * math.sqrt(len(members))
+        if x > 0 and x + 2 * radius > LAYOUT_WIDTH:
+            x, y, row_height = 0.0, y + row_height + NODE_GAP, 0.0
+        if len(members) == 1:
+            raw = {members[0]: np.zeros(2)}
+        else:
+            raw = nx.spring_layout(graph.subgraph(members), seed=7, iterations=80)
+        for i in members:
+            px, py = raw[i] * radius
+            positions[i] = (round(float(x + radius + px), 1), round(float(y + radius + py), 1))
+        x += 2 * radius + NODE_GAP
+        row_height = max(row_height, 2 * radius)
+    return positions
+
+
+def _free_spot(
+    near: np.ndarray, positions: Mapping[str, tuple[float, float]], rng: np.random.Generator
+) -> tuple[float, float]:
+    """A point about ``NODE_GAP`` from ``near`` that keeps clear of placed memories if it can."""
+    taken = np.array(list(positions.values()))
+    best, best_clearance = near, -1.0
+    for angle in rng.uniform(0.0, 2 * math.pi, 12):
+        spot = near + NODE_GAP * np.array([math.cos(angle), math.sin(angle)])
+        clearance = float(np.min(np.linalg.norm(taken - spot, axis=1)))
+        if clearance > best_clearance:
+            best, best_clearance = spot, clearance
+        if clearance >= NODE_GAP * 0.8:
+            break
+    return (round(float(best[0]), 1), round(float(best[1]), 1))
+
+
+def fitting_labels(
+    nodes: Sequence[MemoryNode],
+    positions: Mapping[str, tuple[float, float]],
+    sizes: Mapping[str, float] | None = None,
+) -> set[str]:
+    """Ids whose label can be drawn without covering another memory or a stronger
+    memory's label: strongest first, each label a box under its node."""
+    sizes = sizes or {}
+    Box = tuple[float, float, float, float]
+
+    def clear(box: Box, others: Iterable[Box]) -> bool:
+        return all(box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3] for b in others)
+
+    shapes = {
+        n.id: (x - r, y - r, x + r, y + r)
+        for n in nodes
+        for (x, y), r in [(positions[n.id], sizes.get(n.id, 10.0))]
+    }
+    placed: list[Box] = []
+    shown: set[str] = set()
+    for node in sorted(nodes, key=lambda n: (-n.weight, n.id)):
+        x, y = positions[node.id]
+        half = len(label(node.content)) * CHAR_PX / 2
+        top = y + sizes.get(node.id, 10.0) + 2
+        box = (x - half, top, x + half, top + LABEL_PX)
+        if clear(box, placed) and clear(box, (b for i, b in shapes.items() if i != node.id)):
+            placed.append(box)
+            shown.add(node.id)
+    return shown
 
 
 def node_size(node: MemoryNode, degree: int, size_by: SizeBy) -> float:
@@ -174,18 +312,22 @@ def build_graph(
     nodes: Sequence[MemoryNode],
     edges: Iterable[MemoryEdge],
     *,
-    weight_range: tuple[float, float],
+    weight_range: tuple[float, float] | None = None,
     highlight: Mapping[str, float] | None = None,
     max_nodes: int = DEFAULT_MAX_NODES,
     size_by: SizeBy = "importance",
     height_px: int = 560,
+    previous: Mapping[str, tuple[float, float]] | None = None,
 ) -> GraphView:
     """Draw the heaviest ``max_nodes`` nodes and the edges between them.
 
     Args:
-        weight_range: (floor, cap) of the atlas, so colours mean the same on every page.
+        weight_range: ends of the colour scale; by default the weights drawn
+            (``present_range``), so the shades tell the memories on screen apart.
         highlight: node id -> retrieval score of memories to ring in red (playground).
         max_nodes: cap on drawn nodes; the rest are counted in ``GraphView.hidden``.
+        previous: positions of the last drawing (``GraphView.positions``): memories
+            still drawn keep their place.
     """
     if size_by not in SIZE_OPTIONS:
         raise InputError("size_by", f"must be one of {', '.join(SIZE_OPTIONS)}, got {size_by!r}")
@@ -198,9 +340,19 @@ def build_graph(
         degree[e.source_id] += 1
         degree[e.target_id] += 1
     net = Network(height=f"{height_px}px", width="100%", directed=True, cdn_resources="in_line")
-    colors = weight_colors([n.weight for n in kept], *weight_range)
+    scale = weight_range or present_range([n.weight for n in kept])
+    colors = weight_colors([n.weight for n in kept], *scale)
+    positions = layout(
+        [n.id for n in kept], ((e.source_id, e.target_id) for e in drawn_edges), previous
+    )
+    sizes = {n.id: node_size(n, degree[n.id], size_by) for n in kept}
+    labelled = fitting_labels(kept, positions, sizes)
     for node, color in zip(kept, colors, strict=True):
-        net.add_node(node.id, **_node_attrs(node, degree[node.id], size_by, color, highlight))
+        attrs = _node_attrs(node, degree[node.id], size_by, color, highlight)
+        if node.id not in labelled:
+            attrs["label"] = " "  # no room: hover or click shows the text
+        x, y = positions[node.id]
+        net.add_node(node.id, x=x, y=y, **attrs)
     for e in drawn_edges:
         style = RELATION_STYLES[e.relation]
         net.add_edge(
@@ -218,6 +370,48 @@ def build_graph(
         drawn=tuple(n.id for n in kept),
         hidden=hidden,
         edge_count=len(drawn_edges),
+        weight_range=scale,
+        positions=positions,
+        labelled=len(labelled),
+        relations=tuple(r for r in Relation if any(e.relation is r for e in drawn_edges)),
+    )
+
+
+def legend_html(view: GraphView, size_by: SizeBy = "importance") -> str:
+    """The graph's key as HTML (only our own strings): colour scale with its ends, sizes,
+    shapes, and every relation drawn with its own line style."""
+    low, high = view.weight_range
+    ramp = ", ".join(weight_colors(list(np.linspace(low, high, 6)), low, high))
+    colour = (
+        f"<span>weight {low:.2f}</span><span style='display:inline-block;width:140px;"
+        f"height:10px;margin:0 6px;background:linear-gradient(90deg,{ramp})'></span>"
+        f"<span>{high:.2f}</span><span style='display:inline-block;width:12px;height:10px;"
+        f"margin-left:12px;background:{GREY}'></span>&nbsp;inactive"
+    )
+    sizes = (
+        "size: importance 0 → 1" if size_by == "importance" else "size: number of links"
+    ) + "; red ring: recalled"
+    shapes = " ".join(f"{_SHAPE_GLYPHS[s]}&nbsp;{k.value}" for k, s in KIND_SHAPES.items())
+    relations = " ".join(_relation_key(r) for r in (view.relations or tuple(RELATION_STYLES)))
+    rows = [colour, sizes, shapes, relations]
+    return (
+        "<div style='font:12px sans-serif;color:#333;line-height:1.9'>"
+        + "".join(f"<div>{row}</div>" for row in rows)
+        + "</div>"
+    )
+
+
+_SHAPE_GLYPHS = {"star": "★", "dot": "●", "diamond": "◆", "square": "■", "triangle": "▲"}
+
+
+def _relation_key(relation: Relation) -> str:
+    style = RELATION_STYLES[relation]
+    dash = " stroke-dasharray='4 3'" if style.dashes else ""
+    arrow = f"<polygon points='26,1 32,5 26,9' fill='{style.color}'/>" if style.arrow else ""
+    return (
+        f"<span style='white-space:nowrap;margin-right:10px'><svg width='34' height='10'>"
+        f"<line x1='0' y1='5' x2='30' y2='5' stroke='{style.color}' stroke-width='2'{dash}/>"
+        f"{arrow}</svg>&nbsp;{relation.value}</span>"
     )
 
 
@@ -284,7 +478,8 @@ def make_self_contained(html: str) -> str:
     html = _EXTERNAL_TAG.sub("", html)
     html = _COMMENT.sub("", html)
     html = _EMPTY_HEADING.sub("", html)
-    return html.replace("</head>", _PAGE_STYLE + "</head>", 1)
+    html = html.replace("</head>", _PAGE_STYLE + "</head>", 1)
+    return html.replace("</body>", _CLICK_SCRIPT + "</body>", 1)
 
 
 def external_urls(html: str) -> list[str]:

@@ -73,6 +73,7 @@ def node_details(
         )
     neighbours.sort(key=lambda r: (-r["strength"], r["id"]))
     history = [row for e in events if (row := history_row(e, node_id)) is not None]
+    history.reverse()  # newest first: what just happened is what one looks for
     return NodeDetails(node, facts, neighbours, history)
 
 

@@ -18,11 +18,11 @@ from memory_core.dashboard.filters import NodeFilter
 from memory_core.dashboard.follow import recorded_node_events
 from memory_core.dashboard.graph_view import (
     DEFAULT_MAX_NODES,
-    KIND_SHAPES,
-    RELATION_STYLES,
+    INSPECT_MESSAGE,
     GraphView,
     SizeBy,
     build_graph,
+    legend_html,
 )
 from memory_core.dashboard.inspector import node_details, node_options
 from memory_core.dashboard.shared import followed, live_system
@@ -34,13 +34,25 @@ STATUS_REFRESH = 1.0
 """Seconds between refreshes of counters while something plays."""
 GRAPH_REFRESH = 3.0
 """Seconds between redraws of the graph while something plays (a redraw re-lays it out)."""
-_SHAPE_WORDS = {
-    "star": "★ star",
-    "dot": "● dot",
-    "diamond": "◆ diamond",
-    "square": "■ square",
-    "triangle": "▲ triangle",
+_CLICK_BRIDGE_JS = (
+    """
+export default function(component) {
+  const { setTriggerValue } = component;
+  const onMessage = (event) => {
+    const d = event.data;
+    if (d && d.type === '"""
+    + INSPECT_MESSAGE
+    + """' && typeof d.id === 'string' && d.id.length <= 64) {
+      setTriggerValue('node', d.id);
+    }
+  };
+  window.addEventListener('message', onMessage);
+  return () => window.removeEventListener('message', onMessage);
 }
+"""
+)
+_graph_clicks = st.components.v2.component("atlas_graph_clicks", js=_CLICK_BRIDGE_JS)
+"""Listens for node clicks from the graph iframes on this page (see graph_view)."""
 
 
 def graph_panel(
@@ -74,15 +86,15 @@ def graph_panel(
         empty: bool = memo[2]
     else:
         nodes = flt.apply(atlas.nodes())
-        cfg = atlas.config
+        same = memo is not None and memo[0][0] == id(atlas) and memo[0][6] == height
         view = build_graph(
             nodes,
             atlas.edges(),
-            weight_range=(cfg.weight_floor, cfg.weight_cap),
             highlight=highlight,
             max_nodes=max_nodes,
             size_by=size_by,
             height_px=height,
+            previous=memo[1].positions if memo is not None and same else None,  # stays put
         )
         empty = not nodes
         st.session_state[_MEMO] = (key, view, empty)
@@ -90,22 +102,27 @@ def graph_panel(
         st.info("No memories to draw yet." if not flt.active else "No memory matches the filters.")
         return view
     st.iframe(view.html, height=height + 8, alt="Memory graph")
-    st.caption(f"{len(view.drawn)} memories and {view.edge_count} links drawn. {view.note}".strip())
+    unlabelled = len(view.drawn) - view.labelled
+    st.caption(
+        f"{len(view.drawn)} memories and {view.edge_count} links drawn"
+        + (f"; {unlabelled} labels left out where they would overlap" if unlabelled else "")
+        + f". {view.note}".rstrip(". ")
+        + ". Hover a node for its text, click it to inspect it."
+    )
+    st.html(legend_html(view, size_by))  # our own strings only: no memory text
     return view
 
 
 def legend() -> None:
-    kinds = " · ".join(f"{_SHAPE_WORDS[s]} = {k.value}" for k, s in KIND_SHAPES.items())
-    rels = " · ".join(
-        f"{r.value}{' (dashed)' if style.dashes else ''}" for r, style in RELATION_STYLES.items()
-    )
     with st.expander("How to read the graph"):
         st.text(
-            "Colour: weight (pale blue = weak, dark blue = strong). Grey = deprecated, "
-            "superseded or tombstoned.\n"
-            f"Shape: {kinds}.\n"
-            "Size: importance (or number of links).  Red ring: retrieved by the playground.\n"
-            f"Edges: {rels}.\nHover a node for its full text."
+            "Colour: weight, on a scale from the weakest to the strongest memory drawn "
+            "(pale blue = weak, dark blue = strong). Grey = deprecated, superseded or "
+            "tombstoned.\nShape: the kind of memory. Size: importance (or number of links). "
+            "Red ring: recalled by the last turn or message.\nEdges: one colour and style "
+            "per relation (key under the graph); arrows point from the earlier or the "
+            "causing memory.\nA memory keeps its place between redraws; new ones settle "
+            "around it. Labels are drawn only where they do not overlap a stronger one."
         )
 
 
@@ -130,6 +147,9 @@ def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[
     options = node_options(drawn)
     if not options:
         return
+    clicked = _graph_clicks(key="graph_clicks", on_node_change=lambda: None).node
+    if isinstance(clicked, str) and clicked in options:  # a node clicked in the graph
+        st.session_state["inspector_node"] = clicked
     chosen = st.selectbox(
         "Inspect a memory",
         options=list(options),

@@ -46,7 +46,7 @@ def test_two_sessions_at_once_keep_their_own_state(server: str, browser: Browser
         state = b.get_by_text(re.compile(r"^(ready|paused|playing|finished) · turn"))
         expect(state).to_be_visible(timeout=60_000)
         if re.match(r"^(ready|paused)", state.inner_text()):
-            b.get_by_role("button", name="Play").click()
+            b.get_by_role("button", name="Play", exact=True).click()
         expect(b.get_by_text(re.compile(r"^(playing|finished) · turn"))).to_be_visible(
             timeout=60_000
         )

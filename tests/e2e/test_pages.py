@@ -100,11 +100,11 @@ def shoot(page: Page, name: str) -> None:
 
 def test_play_makes_the_memory_grow(server: str, page: Page) -> None:
     open_page(page, server, "demo_player")
-    page.get_by_role("button", name="Reset").click()
+    page.get_by_role("button", name="Reset", exact=True).click()
     wait_ready(page)
     expect(page.get_by_text("ready · turn 0 of")).to_be_visible()
     assert metric(page, "Memories") == 0
-    page.get_by_role("button", name="Play").click()
+    page.get_by_role("button", name="Play", exact=True).click()
     seen = [0]
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and (max(seen) < 8 or rises(seen) < 3):
@@ -125,7 +125,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
     progress = page.get_by_text(re.compile(r"^\w+ · turn \d+ of \d+$")).first
     expect(progress).to_be_visible(timeout=30_000)
     if progress.inner_text().startswith(("ready", "paused")):
-        page.get_by_role("button", name="Play").click()  # when run on its own (-k)
+        page.get_by_role("button", name="Play", exact=True).click()  # when run on its own (-k)
     expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=420_000)
     for slug in PAGES:
         open_page(page, server, slug)
@@ -139,7 +139,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
             if page.get_by_text(re.compile(r"^0 matching evictions")).count():
                 # Nothing decayed out: purge the demo's sessions so the log has real rows.
                 open_page(page, server, "demo_player")
-                page.get_by_role("button", name="Reset").click()
+                page.get_by_role("button", name="Reset", exact=True).click()
                 wait_ready(page)
                 open_page(page, server, slug)
                 expect(
@@ -154,11 +154,40 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
         shoot(page, slug)
 
 
+def test_clicking_a_node_inspects_it(server: str, page: Page) -> None:
+    open_page(page, server, "live_graph")
+    frame = graph_frame(page)
+    assert frame is not None
+    frame.wait_for_selector("canvas", timeout=20_000)
+    page.wait_for_timeout(1_000)
+    target = frame.evaluate(
+        """() => {
+            const node = nodes.get()[nodes.length - 1];
+            const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
+            const r = document.getElementById('mynetwork').getBoundingClientRect();
+            return {id: node.id, x: p.x + r.left, y: p.y + r.top, title: node.title};
+        }"""
+    )
+    box = page.locator("iframe[title='Memory graph']").first.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + target["x"], box["y"] + target["y"])
+    first_line = target["title"].split("\n")[0][:20]
+    picker = page.get_by_role("combobox", name="Inspect a memory")
+    expect(picker).to_have_value(re.compile(re.escape(first_line[:15])), timeout=30_000)
+    page.get_by_text("Node inspector").evaluate("e => e.scrollIntoView({block: 'start'})")
+    shoot(page, "live_graph_inspector")
+
+
 def queue_a_conflict(page: Page) -> None:
-    """Two equally unsure statements of one budget: too close to call, so queued for review."""
+    """Two equally unsure statements of one fee: too close to call, so queued for review.
+
+    A topic the demo conversation never mentions, so its memories cannot settle it."""
     page.get_by_text("Write a memory through the conflict guard").click()
     form = page.get_by_test_id("stForm")
-    for text in ("The travel budget cap is 5,000 euros", "The travel budget cap is 6,000 euros"):
+    for text in (
+        "The office parking fee is 50 euros a month",
+        "The office parking fee is 65 euros a month",
+    ):
         form.get_by_label("Memory").fill(text)
         confidence = form.get_by_role("slider")
         confidence.focus()
@@ -170,7 +199,7 @@ def queue_a_conflict(page: Page) -> None:
             timeout=60_000
         )
         wait_ready(page)
-    expect(page.get_by_text(re.compile(r"^review: .*5,000 euros"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^review: .*50 euros a month"))).to_be_visible()
     assert metric(page, "Open") >= 1
 
 

@@ -294,5 +294,5 @@ def test_inspector_shows_the_followed_agents_history(
     assert not app.exception, [e.value for e in app.exception]
     assert app.selectbox(key=Keys.SELECTED).value == seats.id
     history = app.dataframe[-1].value
-    assert list(history["event"]) == ["added", "decay"]
+    assert list(history["event"]) == ["decay", "added"]  # newest first
     assert not any("No event history" in str(c.value) for c in app.caption)

@@ -130,3 +130,67 @@ def test_rejects_bad_arguments(
 ) -> None:
     with pytest.raises(InputError, match=field):
         view_of(atlas, **kwargs)
+
+
+def test_colour_scale_follows_the_weights_drawn(atlas: ElasticMemoryAtlas) -> None:
+    from memory_core.dashboard.graph_view import MIN_COLOR_SPAN, present_range
+
+    assert present_range([0.6, 0.9, 0.7]) == (0.6, 0.9)
+    low, high = present_range([0.8])
+    assert high - low == pytest.approx(MIN_COLOR_SPAN)
+    atlas.add_many(["alpha beta gamma", "delta epsilon", "zeta eta theta"], session_id="s")
+    view = build_graph(atlas.nodes(), atlas.edges())
+    weights = [n.weight for n in atlas.nodes()]
+    assert view.weight_range == present_range(weights)
+    colours = {n["color"]["background"] for n in drawn_data(view.html, "nodes")}  # type: ignore[index]
+    assert len(colours) > 1 or max(weights) - min(weights) < 1e-9
+
+
+def test_layout_keeps_drawn_memories_in_place(atlas: ElasticMemoryAtlas) -> None:
+    atlas.add_many([f"memory number {i} about topic {i % 3}" for i in range(12)], session_id="s")
+    first = build_graph(atlas.nodes(), atlas.edges())
+    atlas.add("a brand new memory about topic 1", session_id="s")
+    second = build_graph(atlas.nodes(), atlas.edges(), previous=first.positions)
+    assert all(second.positions[i] == p for i, p in first.positions.items())
+    assert len(second.positions) == len(first.positions) + 1
+    fresh = build_graph(atlas.nodes(), atlas.edges()).positions
+    assert fresh == build_graph(atlas.nodes(), atlas.edges()).positions  # seeded: repeatable
+    again = build_graph(atlas.nodes(), atlas.edges(), previous=second.positions)
+    assert again.positions == second.positions  # nothing new: nothing moves
+    data = {n["id"]: n for n in drawn_data(again.html, "nodes")}
+    assert all((n["x"], n["y"]) == again.positions[i] for i, n in data.items())
+
+
+def test_labels_only_where_they_fit(atlas: ElasticMemoryAtlas) -> None:
+    from memory_core.dashboard.graph_view import fitting_labels
+
+    a = atlas.add("the strongest memory of all", session_id="s", importance=1.0)
+    b = atlas.add("a weaker memory right on top", session_id="s", importance=0.0)
+    c = atlas.add("a memory far away", session_id="s", importance=0.0)
+    nodes = atlas.nodes()
+    positions = {a.id: (0.0, 0.0), b.id: (30.0, 0.0), c.id: (400.0, 200.0)}
+    assert fitting_labels(nodes, positions) == {a.id, c.id}
+
+
+def test_legend_names_colours_sizes_shapes_and_each_relation_drawn(
+    atlas: ElasticMemoryAtlas,
+) -> None:
+    from memory_core.dashboard.graph_view import legend_html
+
+    one = atlas.add("first", session_id="s")
+    two = atlas.add("second", session_id="s")
+    atlas.link(one.id, two.id, Relation.CAUSAL, 0.8)
+    view = build_graph(atlas.nodes(), atlas.edges())
+    key = legend_html(view)
+    low, high = view.weight_range
+    assert f"weight {low:.2f}" in key and f"{high:.2f}" in key and "size: importance" in key
+    assert all(kind.value in key for kind in KIND_SHAPES)
+    assert {r.value for r in view.relations} <= set(re.findall(r"&nbsp;(\w+)</span>", key))
+    assert "causal" in key and RELATION_STYLES[Relation.CAUSAL].color in key
+
+
+def test_a_click_on_a_node_is_posted_to_the_page(atlas: ElasticMemoryAtlas) -> None:
+    atlas.add("click me", session_id="s")
+    html = build_graph(atlas.nodes(), atlas.edges()).html
+    assert "network.on('click'" in html and "postMessage({type:'atlas-inspect'" in html
+    assert external_urls(html) == []

@@ -22,7 +22,7 @@ def test_details_list_facts_neighbours_and_history(
     assert [(n["relation"], n["direction"], n["id"]) for n in details.neighbours] == [
         ("causal", "→", b.id)
     ]
-    assert [h["event"] for h in details.history] == ["added", "reinforced", "decay"]
+    assert [h["event"] for h in details.history] == ["decay", "reinforced", "added"]  # newest first
 
 
 def test_options_are_heaviest_first(atlas: ElasticMemoryAtlas) -> None:
