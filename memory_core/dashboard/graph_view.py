@@ -238,8 +238,10 @@ def _free_spot(
     """A point about ``NODE_GAP`` from ``near`` that keeps clear of placed memories if it can."""
     taken = np.array(list(positions.values()))
     best, best_clearance = near, -1.0
-    for angle in rng.uniform(0.0, 2 * math.pi, 12):
-        spot = near + NODE_GAP * np.array([math.cos(angle), math.sin(angle)])
+    for ring, angle in enumerate(rng.uniform(0.0, 2 * math.pi, 24)):
+        spot = near + NODE_GAP * (1 + ring // 8 * 0.5) * np.array(
+            [math.cos(angle), math.sin(angle)]
+        )
         clearance = float(np.min(np.linalg.norm(taken - spot, axis=1)))
         if clearance > best_clearance:
             best, best_clearance = spot, clearance

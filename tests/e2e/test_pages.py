@@ -127,6 +127,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
     if progress.inner_text().startswith(("ready", "paused")):
         page.get_by_role("button", name="Play", exact=True).click()  # when run on its own (-k)
     expect(page.get_by_text(re.compile(r"^finished · turn"))).to_be_visible(timeout=420_000)
+    assert metric(page, "Evicted") > 0, "the demo preset shows forgetting"
     for slug in PAGES:
         open_page(page, server, slug)
         if slug == "playground":
@@ -148,9 +149,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
         if slug == "conflict_review":
             queue_a_conflict(page)
             open_page(page, server, slug)  # fresh render: the write form folded away
-            page.get_by_text("Old", exact=True).first.evaluate(
-                "e => e.scrollIntoView({block: 'center'})"
-            )
+            review_accept_and_undo(page)
         shoot(page, slug)
 
 
@@ -203,6 +202,26 @@ def queue_a_conflict(page: Page) -> None:
     assert metric(page, "Open") >= 1
 
 
+def review_accept_and_undo(page: Page) -> None:
+    """Accept the queued item as a named reviewer: its audit entry stays on screen, Undo works."""
+    reviewer = page.get_by_label("Reviewer", exact=True)
+    reviewer.fill("ana")
+    reviewer.press("Enter")
+    wait_ready(page)
+    page.get_by_role("button", name="Accept new").click()
+    wait_ready(page)
+    expect(page.get_by_text("Your last action")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(re.compile("accept_new recorded as audit entry"))).to_be_visible()
+    page.get_by_text("Your last action").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(800)
+    shoot(page, "conflict_review_accepted")
+    page.locator("[data-testid=stButton] button", has_text=re.compile("^Undo$")).first.click()
+    wait_ready(page)
+    expect(page.get_by_text(re.compile(r"#\d+ undone"))).to_be_visible(timeout=30_000)
+    assert metric(page, "Open") >= 1
+    page.get_by_text("Old", exact=True).first.evaluate("e => e.scrollIntoView({block: 'center'})")
+
+
 def send(page: Page, text: str) -> None:
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill(text)
@@ -237,6 +256,10 @@ def test_hostile_text_renders_as_text_everywhere(server: str, page: Page) -> Non
         """() => {
             const node = nodes.get().find(n => n.title.includes('onerror='));
             if (!node) return null;
+            // alone in a corner, so the hover cannot land on a neighbour drawn over it
+            const all = Object.values(network.getPositions());
+            const x = Math.max(...all.map(p => p.x)) + 150, y = Math.max(...all.map(p => p.y)) + 150;
+            network.moveNode(node.id, x, y);
             network.fit();
             const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
             return {x: p.x, y: p.y};
@@ -276,7 +299,11 @@ def scroll_to_chart(page: Page, title: str) -> None:
 def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page: Page) -> None:
     open_page(page, server, "ab_tuning")
     page.get_by_role("button", name="Run A/B").click(timeout=60_000)
-    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=120_000)
+    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=240_000)
+    expect(page.get_by_text(re.compile(r"^recall@k: "))).to_be_visible()  # the verdict
+    page.get_by_text("Verdict", exact=True).evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)
+    shoot(page, "ab_tuning_verdict")
     trajectories = page.get_by_text(re.compile("key-fact weight over simulated time")).first
     expect(trajectories).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Why facts were missed")).to_be_visible()
