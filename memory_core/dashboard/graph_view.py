@@ -407,13 +407,14 @@ _SHAPE_GLYPHS = {"star": "★", "dot": "●", "diamond": "◆", "square": "■",
 
 
 def _relation_key(relation: Relation) -> str:
+    """A short line in the relation's colour and style (CSS only: st.html drops SVG)."""
     style = RELATION_STYLES[relation]
-    dash = " stroke-dasharray='4 3'" if style.dashes else ""
-    arrow = f"<polygon points='26,1 32,5 26,9' fill='{style.color}'/>" if style.arrow else ""
+    line = "dashed" if style.dashes else "solid"
+    arrow = f"<span style='color:{style.color}'>&#9654;</span>" if style.arrow else ""
     return (
-        f"<span style='white-space:nowrap;margin-right:10px'><svg width='34' height='10'>"
-        f"<line x1='0' y1='5' x2='30' y2='5' stroke='{style.color}' stroke-width='2'{dash}/>"
-        f"{arrow}</svg>&nbsp;{relation.value}</span>"
+        "<span style='white-space:nowrap;margin-right:12px'><span style='display:inline-block;"
+        f"width:28px;border-top:2px {line} {style.color};vertical-align:middle'></span>"
+        f"{arrow}&nbsp;{relation.value}</span>"
     )
 
 
