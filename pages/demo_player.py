@@ -12,12 +12,14 @@ from memory_core.dashboard.demo import (
     preset_summary,
     sample_files,
 )
+from memory_core.dashboard.graph_view import DEFAULT_MAX_NODES, select_drawn
 from memory_core.dashboard.identity import denied
 from memory_core.dashboard.panels import (
     GRAPH_REFRESH,
     STATUS_REFRESH,
     counters,
     graph_panel,
+    inspector,
     legend,
 )
 from memory_core.dashboard.shared import dashboard_state, live_system
@@ -146,6 +148,7 @@ def graph_view() -> None:
         version=system.buffer.last_seq,
         highlight=dict(last.recalled) if last else None,
         height=560,
+        inspectable=True,
     )
 
 
@@ -157,3 +160,8 @@ with left:
 with right:
     st.fragment(graph_view, run_every=GRAPH_REFRESH if playing else None)()
 legend()
+st.subheader("Inspect a memory")
+drawn, _ = select_drawn(
+    dashboard_state().node_filter.apply(system.atlas.nodes()), DEFAULT_MAX_NODES
+)
+inspector(system.atlas, system.buffer, tuple(n.id for n in drawn))

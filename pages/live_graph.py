@@ -46,6 +46,7 @@ def live_view() -> None:
         highlight=state.highlight if is_live else None,
         max_nodes=max_nodes,
         size_by=size_by,
+        inspectable=True,
     )
 
 

@@ -64,6 +64,7 @@ def graph_panel(
     max_nodes: int = DEFAULT_MAX_NODES,
     size_by: SizeBy = "importance",
     height: int = 540,
+    inspectable: bool = False,
 ) -> GraphView:
     """Draw the filtered graph (strongest ``max_nodes``) in an iframe and say what is hidden.
 
@@ -107,7 +108,8 @@ def graph_panel(
         f"{len(view.drawn)} memories and {view.edge_count} links drawn"
         + (f"; {unlabelled} labels left out where they would overlap" if unlabelled else "")
         + f". {view.note}".rstrip(". ")
-        + ". Hover a node for its text, click it to inspect it."
+        + ". Hover a node for its text"
+        + (", click it to inspect it below." if inspectable else ".")
     )
     st.html(legend_html(view, size_by))  # our own strings only: no memory text
     return view

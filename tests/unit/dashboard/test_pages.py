@@ -237,3 +237,11 @@ def test_a_fresh_tab_shows_the_conversation_the_player_holds(app: AppTest) -> No
     assert any("Running **demo**: exponential decay" in str(c.value) for c in app.caption)
     app.selectbox(key="demo_preset").set_value("tuned").run()
     assert shared().preset == "tuned"
+
+
+def test_demo_page_inspects_a_memory_and_says_a_click_does(app: AppTest) -> None:
+    go(app, "pages/demo_player.py")
+    next(b for b in app.button if b.label == "Step").click().run()
+    picker = app.selectbox(key="inspector_node")
+    assert picker.value in {n.id for n in shared().atlas.nodes()}
+    assert any("click it to inspect it below" in str(c.value) for c in app.caption)
