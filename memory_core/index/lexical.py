@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from memory_core.errors import IndexError_
+
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORDS = frozenset(
     [
@@ -118,24 +120,21 @@ def tokenize(text: str) -> list[str]:
 
 
 class _Postings:
-    """One term's (slot, term frequency, document length) triples."""
+    """One term's (slot, term frequency) pairs."""
 
-    __slots__ = ("dl", "n", "slots", "tf")
+    __slots__ = ("n", "slots", "tf")
 
     def __init__(self) -> None:
-        self.slots = np.empty(4, dtype=np.int64)
+        self.slots = np.empty(4, dtype=np.int32)
         self.tf = np.empty(4, dtype=np.float32)
-        self.dl = np.empty(4, dtype=np.float32)
         self.n = 0
 
-    def append(self, slot: int, tf: float, dl: float) -> None:
+    def append(self, slot: int, tf: float) -> None:
         if self.n == len(self.slots):
             self.slots = np.resize(self.slots, 2 * self.n)
             self.tf = np.resize(self.tf, 2 * self.n)
-            self.dl = np.resize(self.dl, 2 * self.n)
         self.slots[self.n] = slot
         self.tf[self.n] = tf
-        self.dl[self.n] = dl
         self.n += 1
 
     def remove(self, doomed: np.ndarray) -> None:
@@ -145,25 +144,26 @@ class _Postings:
         if kept < self.n:
             self.slots[:kept] = self.slots[: self.n][keep]
             self.tf[:kept] = self.tf[: self.n][keep]
-            self.dl[:kept] = self.dl[: self.n][keep]
             self.n = kept
 
 
 class LexicalIndex:
-    """BM25 (k1=1.2, b=0.75) over documents identified by int slot.
+    """BM25 (k1=1.2, b=0.75) over documents identified by int slot (< 2**31).
 
     A document's text is kept by reference (the caller holds the same string) and
     tokenised again when it is removed, rather than keeping a tuple of its terms; its
-    length sits in its postings, its group in an array indexed by slot.
+    length and group sit in arrays indexed by slot (one index serves the whole atlas,
+    so the atlas's slots are its documents).
     """
 
     __slots__ = (
-        "_docs",
+        "_dl",
         "_group",
         "_group_docs",
         "_group_len",
-        "_max_slot",
+        "_n_docs",
         "_postings",
+        "_texts",
         "_total_len",
         "b",
         "k1",
@@ -173,22 +173,21 @@ class LexicalIndex:
         self.k1 = k1
         self.b = b
         self._postings: dict[str, _Postings] = {}
-        self._docs: dict[int, str] = {}  # slot -> text
+        self._texts: list[str | None] = []  # slot -> text, None where no document
+        self._dl = np.zeros(64, dtype=np.float32)  # slot -> document length
         self._group = np.zeros(64, dtype=np.int32)  # slot -> group
         self._group_docs: dict[int, int] = {}  # group -> documents
         self._group_len: dict[int, int] = {}  # group -> summed document lengths
-        self._max_slot = -1
+        self._n_docs = 0
         self._total_len = 0
 
     def __len__(self) -> int:
-        return len(self._docs)
-
-    def groups(self) -> int:
-        """How many groups hold documents."""
-        return len(self._group_docs)
+        return self._n_docs
 
     def add(self, slot: int, text: str, group: int = 0) -> None:
         """Index a document under a non-negative slot that is not indexed already."""
+        if slot < len(self._texts) and self._texts[slot] is not None:
+            raise IndexError_(f"lexical index already holds slot {slot}")
         tokens = tokenize(text)
         counts: dict[str, int] = {}
         for tok in tokens:
@@ -198,14 +197,15 @@ class LexicalIndex:
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
-            postings.append(slot, tf, len(tokens))
-        self._max_slot = max(self._max_slot, slot)
-        if slot >= len(self._group):
-            grown = np.zeros(max(slot + 1, 2 * len(self._group)), dtype=np.int32)
-            grown[: len(self._group)] = self._group
-            self._group = grown
+            postings.append(slot, tf)
+        if slot >= len(self._texts):
+            self._texts.extend([None] * (slot + 1 - len(self._texts)))
+            self._dl = _grown(self._dl, slot + 1)
+            self._group = _grown(self._group, slot + 1)
+        self._texts[slot] = text
+        self._dl[slot] = len(tokens)
         self._group[slot] = group
-        self._docs[slot] = text
+        self._n_docs += 1
         self._total_len += len(tokens)
         self._group_docs[group] = self._group_docs.get(group, 0) + 1
         self._group_len[group] = self._group_len.get(group, 0) + len(tokens)
@@ -215,13 +215,15 @@ class LexicalIndex:
 
     def remove_many(self, slots: Iterable[int]) -> None:
         """Forget documents; each affected term's postings are filtered once."""
-        doomed = np.zeros(self._max_slot + 1, dtype=bool)
+        doomed = np.zeros(len(self._texts), dtype=bool)
         terms: set[str] = set()
         for slot in slots:
-            text = self._docs.pop(slot, None)
+            text = self._texts[slot] if 0 <= slot < len(self._texts) else None
             if text is None:
                 continue
+            self._texts[slot] = None
             tokens = tokenize(text)
+            self._n_docs -= 1
             self._total_len -= len(tokens)
             group = int(self._group[slot])
             self._group_len[group] -= len(tokens)
@@ -242,7 +244,7 @@ class LexicalIndex:
         """Top-k (scores, slots) by BM25, best first: over every document, or over
         ``group``'s alone with that group's statistics."""
         if group is None:
-            n_docs, total_len = len(self._docs), self._total_len
+            n_docs, total_len = len(self), self._total_len
         else:
             n_docs, total_len = self._group_docs.get(group, 0), self._group_len.get(group, 0)
         if n_docs == 0 or k <= 0:
@@ -255,20 +257,19 @@ class LexicalIndex:
                 continue
             slots = postings.slots[: postings.n]
             tf = postings.tf[: postings.n]
-            dl = postings.dl[: postings.n]
             if group is not None:
                 inside = self._group[slots] == group
-                slots, tf, dl = slots[inside], tf[inside], dl[inside]
+                slots, tf = slots[inside], tf[inside]
                 if not len(slots):
                     continue
             df = len(slots)
             idf = math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
-            norm = self.k1 * (1.0 - self.b + self.b * dl / avgdl)
+            norm = self.k1 * (1.0 - self.b + self.b * self._dl[slots] / avgdl)
             slot_parts.append(slots)
             score_parts.append(idf * tf * (self.k1 + 1.0) / (tf + norm))
         if not slot_parts:
             return np.empty(0, np.float32), np.empty(0, np.int64)
-        slots = np.concatenate(slot_parts)
+        slots = np.concatenate(slot_parts).astype(np.int64)
         scores = np.concatenate(score_parts)
         uniq, totals = self._accumulate(slots, scores)
         if len(uniq) > k:
@@ -280,10 +281,19 @@ class LexicalIndex:
     def _accumulate(self, slots: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(matched slots ascending, summed scores): a dense tally over all slots when the
         postings are long (no sort), a sort of the postings themselves when they are short."""
-        bound = self._max_slot + 1
+        bound = len(self._texts)
         if len(slots) * 4 < bound:
             uniq, inverse = np.unique(slots, return_inverse=True)
             return uniq, np.bincount(inverse, weights=scores).astype(np.float32)
         tally = np.bincount(slots, weights=scores, minlength=bound)
         uniq = np.flatnonzero(tally > 0)  # every match scores > 0; a bool mask scans ~6x faster
         return uniq, tally[uniq].astype(np.float32)
+
+
+def _grown(array: np.ndarray, size: int) -> np.ndarray:
+    """``array`` extended with zeros to at least ``size`` entries (doubling)."""
+    if size <= len(array):
+        return array
+    out = np.zeros(max(size, 2 * len(array)), dtype=array.dtype)
+    out[: len(array)] = array
+    return out

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from memory_core.errors import IndexError_
 from memory_core.index import LexicalIndex, tokenize
 
 
@@ -123,3 +124,13 @@ def test_a_group_search_scores_as_an_index_of_that_group_alone() -> None:
     shared.remove_many([0, 2, 4])
     assert shared.search("tea", 10, group=1)[1].size == 0
     assert shared.search("tea", 10)[1].tolist() == [1]
+
+
+def test_a_slot_already_indexed_is_refused_and_nothing_changes() -> None:
+    index = LexicalIndex()
+    index.add(3, "green tea")
+    with pytest.raises(IndexError_, match="slot 3"):
+        index.add(3, "black coffee")
+    assert len(index) == 1
+    assert index.search("coffee", 5)[1].size == 0
+    assert index.search("tea", 5)[1].tolist() == [3]
