@@ -292,6 +292,33 @@ def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list
     return links
 
 
+def _sessions_lines(sessions: dict[str, Any]) -> list[str]:
+    """Retrieve cost by how the same memories are spread over sessions
+    (``benchmarks/sessions_bench.py``), and its growth against the 1.5x target."""
+    rows = sessions["rows"]
+    lines = [
+        f"The same {rows[0]['size']:,} memories (random vectors) in equal blocks over N sessions;"
+        " top-10 retrieve from a round-robin session, thread CPU time (ms).",
+        "",
+        "| sessions | index | cross-session p50 | p99 | single-session p50 | p99 |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        cross, single = r["cross-session"], r["single-session"]
+        lines.append(
+            f"| {r['sessions']:,} | {r['index']} | {cross['p50_ms']:.3f} | {cross['p99_ms']:.3f}"
+            f" | {single['p50_ms']:.3f} | {single['p99_ms']:.3f} |"
+        )
+    worst = max(sessions["ratios"].values(), default=1.0)
+    verdict = "met" if worst <= 1.5 else f"MISSED by {worst - 1.5:.2f}x"
+    lines += [
+        "",
+        f"Largest growth over {rows[0]['sessions']} session(s): {worst:.2f}x"
+        f" (target <= 1.5x): {verdict}.",
+    ]
+    return lines
+
+
 def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
     sizes = results["sizes"]
     lines = [
@@ -336,6 +363,8 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
         lines += [f"## {r['size']:,} memories ({r['dataset']} vectors)", "", *_ops_table(r), ""]
     lines += ["## Memory per memory", "", *_memory_table(sizes), ""]
     lines += ["## Approximate index quality", "", *_recall_lines(sizes), ""]
+    if "sessions" in results:
+        lines += ["## Many sessions", "", *_sessions_lines(results["sessions"]), ""]
     if "embedding" in results:
         lines += ["## Embedding", "", *_embedding_lines(results["embedding"]), ""]
     if "replay" in results:

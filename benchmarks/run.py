@@ -97,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     for size in args.sizes:
         log(f"size {size}: engine and seed reference")
         results["sizes"].append(_worker(size, out_dir / f"size-{size}.json", args.smoke))
+    from benchmarks.sessions_bench import SESSION_COUNTS, sessions_costs
+
+    many = max(args.sizes)
+    log(f"{many} memories over {', '.join(map(str, SESSION_COUNTS))} sessions")
+    results["sessions"] = (
+        sessions_costs(many, (1, 10), n_queries=10) if args.smoke else sessions_costs(many)
+    )
     results.update(_model_sections(args.smoke, log))
     if not args.smoke and not args.no_sweep:
         from benchmarks.sweep_bench import TRIALS, WORKERS, sweep_costs

@@ -17,6 +17,7 @@ import gc
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,8 @@ def measure(data: Dataset, size: int, sessions: int, n_queries: int) -> dict[str
             j = q % len(data.query_texts)
             session = f"s{q % sessions}"
             ms = _cpu_ms(
-                lambda j=j, session=session, cross=cross: atlas.retrieve(
+                partial(
+                    atlas.retrieve,
                     data.query_texts[j],
                     top_k=10,
                     session_id=session,
@@ -99,6 +101,18 @@ def ratios(rows: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def sessions_costs(
+    size: int, counts: tuple[int, ...] = SESSION_COUNTS, n_queries: int = N_QUERIES
+) -> dict[str, Any]:
+    """Every session count in turn (each a fresh atlas), and the ratios to the first."""
+    data = random_dataset(size, n_queries)
+    rows = []
+    for sessions in counts:
+        rows.append(measure(data, size, sessions, n_queries))
+        gc.collect()
+    return {"rows": rows, "ratios": ratios(rows)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.sessions_bench", description=__doc__
@@ -108,23 +122,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=N_QUERIES)
     parser.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = parser.parse_args(argv)
-    data = random_dataset(args.size, args.queries)
-    rows = []
-    for sessions in args.sessions:
-        row = measure(data, args.size, sessions, args.queries)
-        rows.append(row)
-        gc.collect()
+    out = sessions_costs(args.size, tuple(args.sessions), args.queries)
+    for row in out["rows"]:
         print(
-            f"{args.size:,} memories / {sessions:>6,} sessions ({row['index']}):"
+            f"{args.size:,} memories / {row['sessions']:>6,} sessions ({row['index']}):"
             + "".join(
                 f"  {mode} p50 {row[mode]['p50_ms']:.3f} p99 {row[mode]['p99_ms']:.3f} ms"
                 for mode in MODES
             )
-            + f"  (build {row['build_cpu_s']:.0f} s CPU)",
-            flush=True,
+            + f"  (build {row['build_cpu_s']:.0f} s CPU)"
         )
     if args.json:
-        print(json.dumps({"rows": rows, "ratios": ratios(rows)}, indent=1))
+        print(json.dumps(out, indent=1))
     return 0
 
 
