@@ -23,6 +23,7 @@ import numpy as np
 from memory_core._snapshot.layout import Refusal
 
 MEMBERS = ("graph_rows", "graph_deleted", "graph_levels", "graph_neighbors")
+_CHUNK = 8192
 
 
 def capture(
@@ -108,12 +109,13 @@ def build(
     """(the FAISS HNSW index, the memory row of each label, -1 deleted) from checked arrays."""
     rows, deleted = arrays["graph_rows"], arrays["graph_deleted"]
     dim = embeddings.shape[1]
-    vectors = np.empty((len(rows), dim), dtype=np.float32)
-    live = rows >= 0
-    vectors[live] = embeddings[rows[live]]
-    vectors[~live] = deleted
     index = faiss.IndexHNSWFlat(dim, header["m"], faiss.METRIC_INNER_PRODUCT)
-    faiss.downcast_index(index.storage).add(vectors)
+    storage = faiss.downcast_index(index.storage)
+    # label order, gathered in chunks: no second full-size copy of the vectors
+    source = np.concatenate([embeddings, deleted]) if len(deleted) else embeddings
+    order = np.where(rows >= 0, rows, len(embeddings) + np.cumsum(rows < 0) - 1)
+    for start in range(0, len(order), _CHUNK):
+        storage.add(source[order[start : start + _CHUNK]])
     hnsw: Any = index.hnsw  # the SWIG class's stubs lack its tables
     levels = arrays["graph_levels"]
     offsets = np.zeros(len(levels) + 1, dtype=np.int64)
