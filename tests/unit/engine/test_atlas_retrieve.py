@@ -182,18 +182,22 @@ def test_single_memory_relevance_is_exact(make_atlas: AtlasFactory) -> None:
     atlas, _ = make_atlas()
     node = atlas.add("zebra crossing", session_id="s", embedding=basis(0))
     query = 0.6 * basis(0) + 0.8 * basis(1)
-    # top of both lists: rrf = 2 / (k + 1) = its maximum, so relevance = 0.5 + 0.5 * cosine
+    # relevance = 0.5 * cosine + 0.5 * bm25 / (bm25 + lexical_saturation)
     hit = atlas.retrieve("zebra", session_id="s", query_embedding=query, reinforce=False)[0]
     assert hit.node.id == node.id
     assert hit.breakdown.sources == ("dense", "lexical")
     assert hit.breakdown.dense == pytest.approx(0.6, abs=1e-6)
-    assert hit.breakdown.relevance == pytest.approx(0.5 + 0.5 * 0.6, abs=1e-6)
-    assert hit.breakdown.lexical > 0
-    # no shared word: one list, still its top
+    bm25 = hit.breakdown.lexical
+    assert bm25 > 0
+    saturation = atlas.config.lexical_saturation
+    assert hit.breakdown.relevance == pytest.approx(
+        0.5 * 0.6 + 0.5 * bm25 / (bm25 + saturation), abs=1e-6
+    )
+    # no shared word: cosine alone
     hit = atlas.retrieve("giraffe", session_id="s", query_embedding=query, reinforce=False)[0]
     assert hit.breakdown.sources == ("dense",)
     assert hit.breakdown.lexical == 0.0
-    assert hit.breakdown.relevance == pytest.approx(0.8, abs=1e-6)
+    assert hit.breakdown.relevance == pytest.approx(0.5 * 0.6, abs=1e-6)
     assert hit.breakdown.recency == 1.0
 
 
