@@ -1,4 +1,4 @@
-"""Builders for the conflict-resolution tests: hashing embedder, manual clock, rule judge."""
+"""Builders for the conflict-resolution tests: hashing embedder, manual clock, claim judge."""
 
 from __future__ import annotations
 
