@@ -22,6 +22,7 @@ metadata) is searched again deeper until it is full or the scope is exhausted.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -150,14 +151,17 @@ Search = Callable[[int], tuple[np.ndarray, np.ndarray]]
 def _dense(
     state: AtlasState, scope: SessionState | None, query: Query, now: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    among = None if scope is None else _among(state, scope.code)
+    code = None if scope is None else scope.code
+    among = None if code is None else _among(state, code)
+    k = state.config.dense_candidates
     return _candidates(
         state,
-        lambda k: state.vectors.search(query.vector, k, among=among),
-        state.config.dense_candidates,
+        lambda depth: state.vectors.search(query.vector, depth, among=among),
+        k,
         query,
         now,
         scope,
+        depth=_depth(state, k, code, among),
     )
 
 
@@ -181,7 +185,7 @@ def nearest(
     """The ``k`` stored vectors nearest to ``vector`` as (similarities, slots), best first:
     among all memories, or among one session's (by code)."""
     among = None if session is None else _among(state, session)
-    depth = k
+    depth = _depth(state, k, session, among)
     while True:
         sims, slots = state.vectors.search(vector, depth, among=among)
         if session is None or among is not None:
@@ -201,6 +205,16 @@ def _among(state: AtlasState, session: int) -> np.ndarray | None:
     return None if 2 * len(members) >= len(state.vectors) else members
 
 
+def _depth(state: AtlasState, k: int, session: int | None, among: np.ndarray | None) -> int:
+    """How deep to search first: ``k``, or, when an unscoped search is filtered to one
+    session afterwards, deep enough that ~k of the session's own remain with room to spare
+    (free with HNSW up to ``efSearch``, which searches that wide anyway)."""
+    if session is None or among is not None:
+        return k
+    members, total = len(state.table.members(session)), len(state.vectors)
+    return k if members >= total else math.ceil(1.25 * k * total / max(members, 1)) + 2
+
+
 def _candidates(
     state: AtlasState,
     search: Search,
@@ -208,11 +222,14 @@ def _candidates(
     query: Query,
     now: float,
     scope: SessionState | None,
+    *,
+    depth: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` best eligible (slots, scores), searched deeper while filters thin them."""
+    """The ``k`` best eligible (slots, scores), searched ``depth`` deep (default ``k``) and
+    deeper while filters thin them."""
     if k == 0:
         return np.empty(0, np.int64), np.empty(0, np.float32)
-    depth = k
+    depth = depth or k
     while True:
         scores, slots = search(depth)
         keep = _eligible(state, slots, query, now, scope)
