@@ -250,6 +250,8 @@ class LexicalIndex:
         if n_docs == 0 or k <= 0:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         avgdl = max(total_len / n_docs, 1.0)
+        if n_docs == self._n_docs:
+            group = None  # the group holds every document: nothing to filter
         slot_parts, score_parts = [], []
         for term in set(tokenize(text)):
             postings = self._postings.get(term)
