@@ -3,7 +3,8 @@
 ``make bench-recall`` runs this. It imports the dev split from ``../shared/datasets/
 locomo-dev`` in memory (nothing is written next to the code: the data stays outside the
 repository), embeds every text once through the cached MiniLM embedder, and replays each
-conversation under each policy and memory budget in worker processes. It prints the
+conversation under each policy and memory budget (one process: a replay takes seconds,
+and forking after the embedder's threads started can hang). It prints the
 table, checks issue #14's targets, and writes the table into ``docs/harness.md`` and
 the README between the ``real-recall`` markers. Without the folder it says so and exits cleanly.
 """
@@ -11,12 +12,10 @@ the README between the ``real-recall`` markers. Without the folder it says so an
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,14 +46,9 @@ class Cell:
     by_category: dict[int, float]
 
 
-_CONVERSATIONS: list = []  # set in the parent before the workers fork
-_VECTORS: list = []
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev folder")
-    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-write", action="store_true", help="print only; docs unchanged")
     args = parser.parse_args(argv)
     files = sorted(args.data.glob("*.json")) if args.data.is_dir() else []
@@ -66,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     started = time.perf_counter()
     conversations = _load(files)
-    cells = _run(conversations, args.workers)
+    cells = _run(conversations)
     table = render(cells, conversations)
     verdicts = check_targets(cells)
     print(table)
@@ -85,43 +79,39 @@ def _load(files: Iterable[Path]) -> list:
     return [conv for _, conv in import_files(IMPORTERS["locomo"], files, ImportOptions())]
 
 
-def _run(conversations: list, workers: int) -> list[Cell]:
-    from memory_core.harness.replay import embed_conversation, harness_embedder
+def _run(conversations: list) -> list[Cell]:
+    from memory_core.config import AtlasConfig
+    from memory_core.harness.replay import (
+        ReplaySettings,
+        embed_conversation,
+        harness_embedder,
+        replay_conversation,
+    )
+    from memory_core.importance import information_density
 
     embedder = harness_embedder("minilm")
-    _CONVERSATIONS[:] = conversations
-    _VECTORS[:] = [embed_conversation(c, embedder) for c in conversations]
-    jobs = [
-        (policy, budget, i)
-        for policy in POLICIES
-        for budget in BUDGETS
-        if not (policy == "unlimited" and budget != "none")
-        if not (policy == "fifo" and budget == "none")  # fifo without a limit is unlimited
-        for i in range(len(conversations))
-    ]
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        results = list(pool.map(_replay, jobs))
-    grouped: dict[tuple[str, str], list] = {}
-    for (policy, budget, _), result in zip(jobs, results, strict=True):
-        grouped.setdefault((policy, budget), []).append(result)
-    return [_pool(policy, budget, group) for (policy, budget), group in grouped.items()]
-
-
-def _replay(job: tuple[str, str, int]):  # runs in a worker
-    from memory_core.config import AtlasConfig
-    from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
-
-    policy, budget, i = job
-    config = AtlasConfig(max_nodes=150) if budget == "150" else AtlasConfig(max_nodes=None)
-    settings = ReplaySettings(policy=policy, capacity_fraction=0.25 if budget == "25%" else None)
-    return replay_conversation(
-        _CONVERSATIONS[i],
-        config,
-        settings=settings,
-        embedder=harness_embedder("minilm"),
-        vectors=_VECTORS[i],
-    ).result
+    vectors = [embed_conversation(c, embedder) for c in conversations]
+    information_density("warm up", {})  # loads the word-frequency table once, before timing
+    cells = []
+    for policy in POLICIES:
+        for budget in BUDGETS:
+            if (policy == "unlimited" and budget != "none") or (
+                policy == "fifo" and budget == "none"
+            ):
+                continue  # unlimited ignores budgets; fifo without one is unlimited
+            config = AtlasConfig(max_nodes=150 if budget == "150" else None)
+            settings = ReplaySettings(
+                policy=policy, capacity_fraction=0.25 if budget == "25%" else None
+            )
+            results = [
+                replay_conversation(
+                    conv, config, settings=settings, embedder=embedder, vectors=vecs
+                ).result
+                for conv, vecs in zip(conversations, vectors, strict=True)
+            ]
+            print(f"  {policy:9s} {_budget_label(budget):14s} done", flush=True)
+            cells.append(_pool(policy, budget, results))
+    return cells
 
 
 def _pool(policy: str, budget: str, results: list) -> Cell:
