@@ -52,6 +52,8 @@ SEARCH_SPACE: dict[str, Suggest] = {
     "similarity_weight": lambda t: t.suggest_float("similarity_weight", 0.05, 1.0),
     "weight_weight": lambda t: t.suggest_float("weight_weight", 0.0, 1.0),
     "recency_weight": lambda t: t.suggest_float("recency_weight", 0.0, 1.0),
+    "lexical_share": lambda t: t.suggest_float("lexical_share", 0.0, 1.0),
+    "lexical_saturation": lambda t: t.suggest_float("lexical_saturation", 0.5, 20.0, log=True),
     "session_end_mode": lambda t: t.suggest_categorical(
         "session_end_mode", ["keep", "fade", "summarize"]
     ),
