@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
+from memory_core._snapshot.layout import HEADER
 from memory_core.config import field_names
 from memory_core.errors import AtlasError, ConfigError, InputError, SessionFormatError
 from memory_core.harness.session_format import load_conversation
@@ -345,14 +346,17 @@ def test_snapshot_from_random_bytes(data: bytes, prefix: bool) -> None:
             [
                 "format",
                 "config",
+                "embedder",
                 "now",
-                "ids",
-                "sessions",
-                "contents",
-                "edges",
+                "last_decay",
                 "counters",
                 "rng",
-                "session_of",
+                "sessions",
+                "kinds",
+                "statuses",
+                "relations",
+                "count",
+                "graph",
             ]
         ),
         json_values,
@@ -360,16 +364,17 @@ def test_snapshot_from_random_bytes(data: bytes, prefix: bool) -> None:
         max_size=3,
     )
 )
+@example(patch={"counters": [None]})  # once loaded, then crashed stats()
 def test_snapshot_with_random_metadata(patch: dict[str, Any]) -> None:
-    """A well-formed archive whose metadata was tampered with: refused or loaded whole."""
+    """A well-formed archive whose header was tampered with: refused or loaded whole."""
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "a.npz"
         source.write_bytes(snapshot_bytes())
         with np.load(source, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
-        meta = json.loads(bytes(arrays["meta"]).decode())
-        meta.update(patch)
-        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+        header = json.loads(bytes(arrays[HEADER]).decode())
+        header.update(patch)
+        arrays[HEADER] = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
         target = Path(folder) / "b.npz"
         np.savez(target, **arrays)
         blob = target.read_bytes()
@@ -381,6 +386,7 @@ def test_snapshot_with_random_metadata(patch: dict[str, Any]) -> None:
         assert isinstance(exc, AtlasError), f"{type(exc).__name__}: {exc}"
         return
     fingerprint(atlas)  # loaded: it must be a usable atlas
+    atlas.stats()
     atlas.retrieve("window seat", reinforce=False)
 
 
