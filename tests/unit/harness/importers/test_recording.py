@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,10 @@ def recorded(tmp_path: Path) -> tuple[str, str, list[list[str]], ElasticMemoryAt
     atlas = ElasticMemoryAtlas(CONFIG, embedder=HashingEmbedder(), clock=clock)
     recorder = LiveRecorder.start(atlas, url=url, name="helpdesk")
     try:
-        got = asyncio.run(_agent(atlas, clock))
+        # a worker thread: the e2e suite's session-wide sync_playwright keeps an event loop
+        # running in the main thread, where asyncio.run() refuses to start
+        with ThreadPoolExecutor(1) as pool:
+            got = pool.submit(asyncio.run, _agent(atlas, clock)).result(timeout=120)
     finally:
         recorder.close()
     return url, recorder.atlas_id, got, atlas
