@@ -481,26 +481,7 @@ class FifoPolicy(_Baseline):
         return int(np.argmin(self.mem.seq[: len(self.mem)]))
 
 
-class LruPolicy(_Baseline):
-    """Forgets the memory least recently added or retrieved."""
-
-    name = "lru"
-
-    def _victim(self) -> int:
-        n = len(self.mem)
-        return int(np.lexsort((self.mem.seq[:n], self.mem.used[:n]))[0])
-
-
-class RandomPolicy(_Baseline):
-    """Forgets a random memory (seeded, so runs repeat)."""
-
-    name = "random"
-
-    def _victim(self) -> int:
-        return self.rng.randrange(len(self.mem))
-
-
-class HybridPolicy(_Baseline):
+class HybridPolicy(FifoPolicy):
     """The strong simple retriever every engine number is held against.
 
     Plain BM25 and plain dense cosine over the same texts and vectors, each cut to its
@@ -560,9 +541,6 @@ class HybridPolicy(_Baseline):
         best = sorted(fused, key=lambda r: (-fused[r], int(m.seq[r])))[:top_k]
         return [self._hit(row, fused[row]) for row in best]
 
-    def _victim(self) -> int:
-        return int(np.argmin(self.mem.seq[: len(self.mem)]))
-
     def _evict(self, row: int, reason: EvictionReason) -> None:
         self.lexical.remove(int(self.mem.seq[row]))
         super()._evict(row, reason)
@@ -570,6 +548,25 @@ class HybridPolicy(_Baseline):
 
 HYBRID_DEPTH = 50
 HYBRID_RRF_K = 60.0
+
+
+class LruPolicy(_Baseline):
+    """Forgets the memory least recently added or retrieved."""
+
+    name = "lru"
+
+    def _victim(self) -> int:
+        n = len(self.mem)
+        return int(np.lexsort((self.mem.seq[:n], self.mem.used[:n]))[0])
+
+
+class RandomPolicy(_Baseline):
+    """Forgets a random memory (seeded, so runs repeat)."""
+
+    name = "random"
+
+    def _victim(self) -> int:
+        return self.rng.randrange(len(self.mem))
 
 
 # The first seed's constants, kept literal: the baseline is the seed "as written".

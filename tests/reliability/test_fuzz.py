@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
-from memory_core._snapshot.layout import HEADER
+from memory_core._snapshot.layout import HEADER, HEADER_KEYS
 from memory_core.config import field_names
 from memory_core.errors import AtlasError, ConfigError, InputError, SessionFormatError
 from memory_core.harness.session_format import load_conversation
@@ -342,23 +342,7 @@ def test_snapshot_from_random_bytes(data: bytes, prefix: bool) -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     patch=st.dictionaries(
-        st.sampled_from(
-            [
-                "format",
-                "config",
-                "embedder",
-                "now",
-                "last_decay",
-                "counters",
-                "rng",
-                "sessions",
-                "kinds",
-                "statuses",
-                "relations",
-                "count",
-                "graph",
-            ]
-        ),
+        st.sampled_from(sorted(HEADER_KEYS | {"graph"})),  # every header key, the optional one too
         json_values,
         min_size=1,
         max_size=3,

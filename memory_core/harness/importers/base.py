@@ -19,8 +19,10 @@ from memory_core.harness.session_format import (
     DEFAULT_TURN_GAP_SECONDS,
     FORMAT,
     JsonPath,
+    decode_json,
     is_id,
     is_speaker,
+    read_text,
     render_path,
 )
 
@@ -174,6 +176,14 @@ class At:
                 "letter or digit"
             )
         return value
+
+
+def read_json(path: Path, options: ImportOptions) -> At:
+    """The whole file as one JSON document, located at ``$`` of ``path`` for errors."""
+    source = str(path)
+    return At(
+        decode_json(read_text(path, source=source, max_bytes=options.max_bytes), source), source
+    )
 
 
 def describe(value: Any) -> str:

@@ -24,8 +24,8 @@ from memory_core.harness.importers.base import (
     clean_evidence,
     conversation,
     evidence_ids,
+    read_json,
 )
-from memory_core.harness.session_format import decode_json, read_text
 
 CATEGORIES = range(1, 6)
 UNANSWERABLE = 5
@@ -68,10 +68,7 @@ def category(fact_id: str) -> int | None:
 
 
 def import_file(path: Path, options: ImportOptions) -> list[ImportedConversation]:
-    source = str(path)
-    root = At(
-        decode_json(read_text(path, source=source, max_bytes=options.max_bytes), source), source
-    )
+    root = read_json(path, options)
     if isinstance(root.value, list):
         if not root.value:
             raise root.error(_LAYOUT_HELP + ", got an empty list")

@@ -23,8 +23,8 @@ from memory_core.harness.importers.base import (
     chain_sessions,
     conversation,
     describe,
+    read_json,
 )
-from memory_core.harness.session_format import decode_json, read_text
 
 ABSTENTION_SUFFIX = "_abs"
 _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\([A-Za-z]{3}\))?\s*(\d{1,2}):(\d{2})\s*")
@@ -35,10 +35,7 @@ _LAYOUT_HELP = (
 
 
 def import_file(path: Path, options: ImportOptions) -> list[ImportedConversation]:
-    source = str(path)
-    root = At(
-        decode_json(read_text(path, source=source, max_bytes=options.max_bytes), source), source
-    )
+    root = read_json(path, options)
     if isinstance(root.value, dict) and root.has("haystack_sessions"):
         return [_instance(root, options)]
     if not isinstance(root.value, list) or not root.value:
