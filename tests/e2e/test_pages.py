@@ -199,6 +199,7 @@ def queue_a_conflict(page: Page) -> None:
         )
         wait_ready(page)
     expect(page.get_by_text(re.compile(r"^review: .*50 euros a month"))).to_be_visible()
+    wait_ready(page)  # messages render early in a run, the counts later: read them once it ended
     assert metric(page, "Open") >= 1
 
 
@@ -218,6 +219,7 @@ def review_accept_and_undo(page: Page) -> None:
     page.locator("[data-testid=stButton] button", has_text=re.compile("^Undo$")).first.click()
     wait_ready(page)
     expect(page.get_by_text(re.compile(r"#\d+ undone"))).to_be_visible(timeout=30_000)
+    wait_ready(page)  # the flash shows while the rerun still runs; the counts come after it
     assert metric(page, "Open") >= 1
     page.get_by_text("Old", exact=True).first.evaluate("e => e.scrollIntoView({block: 'center'})")
 
