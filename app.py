@@ -6,8 +6,8 @@ A thin entrypoint: page files live in ``pages/``, everything they compute in
 
 import streamlit as st
 
-from memory_core.access import exposure_refusal
-from memory_core.dashboard.sidebar import render_sidebar
+from memory_core.dashboard.access import exposure_refusal
+from memory_core.dashboard.ui.sidebar import render_sidebar
 
 st.set_page_config(page_title="Elastic Atlas", page_icon=":material/hub:", layout="wide")
 refusal = exposure_refusal(st.get_option("server.address"))

@@ -80,14 +80,14 @@ def _load(files: Iterable[Path]) -> list:
 
 
 def _run(conversations: list) -> list[Cell]:
-    from memory_core.config import AtlasConfig
+    from memory_core.engine.config import AtlasConfig
+    from memory_core.engine.importance import information_density
     from memory_core.harness.replay import (
         ReplaySettings,
         embed_conversation,
         harness_embedder,
         replay_conversation,
     )
-    from memory_core.importance import information_density
 
     embedder = harness_embedder("minilm")
     vectors = [embed_conversation(c, embedder) for c in conversations]

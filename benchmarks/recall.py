@@ -18,7 +18,7 @@ import numpy as np
 from benchmarks.datasets import random_unit_vectors
 from benchmarks.measure import Samples
 from memory_core import AtlasConfig
-from memory_core.index import VectorIndex
+from memory_core.engine.index import VectorIndex
 
 K = 10
 CANDIDATES = 40

@@ -28,9 +28,10 @@ import numpy as np
 from benchmarks.datasets import random_dataset
 from benchmarks.measure import Samples, machine
 from benchmarks.operations import START, Plan, build_engine
-from memory_core import ElasticMemoryAtlas, ManualClock, _snapshot
-from memory_core._state import AtlasState
+from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.engine import snapshot
+from memory_core.engine.state import AtlasState
 
 TARGET_MS = 1000.0
 """Issue #15: export and load each within a second at 100k memories."""
@@ -46,12 +47,12 @@ def snapshot_costs(size: int = 100_000, repeat: int = 3, load_repeat: int = 1) -
             export.time(lambda: atlas.save_snapshot(path))
         size_bytes = path.stat().st_size
         for _ in range(load_repeat):
-            data = read.time(lambda: _snapshot.read(path))
+            data = read.time(lambda: snapshot.read(path))
             fresh = ElasticMemoryAtlas(
                 data.config, embedder=HashingEmbedder(), clock=ManualClock(0)
             )
             with _timed_index(index):
-                restore.time(partial(_snapshot.restore, fresh._s, data))
+                restore.time(partial(snapshot.restore, fresh._s, data))
             assert len(fresh) == len(atlas)
         compressed = _compressed(path, Path(tmp) / "compressed.npz")
     parts = {s.op: _ms(s) for s in (export, read, restore, index)}
@@ -60,7 +61,7 @@ def snapshot_costs(size: int = 100_000, repeat: int = 3, load_repeat: int = 1) -
         "size": size,
         "memories": len(atlas),
         "edges": len(atlas.edges()),
-        "format": _snapshot.FORMAT,
+        "format": snapshot.FORMAT,
         "file_mib": round(size_bytes / 2**20, 1),
         "vector_index": atlas._s.vectors.kind,
         **parts,

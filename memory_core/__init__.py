@@ -1,9 +1,5 @@
 """Elastic Atlas: an embedded, in-process memory graph for AI agents."""
 
-from memory_core.atlas import ElasticMemoryAtlas, WriteFilter
-from memory_core.clock import Clock, ManualClock, SystemClock
-from memory_core.config import PRESETS, AtlasConfig, preset
-from memory_core.decay import DECAY_CURVES, DecayCurve, composite_weight
 from memory_core.embedding import (
     CachedEmbedder,
     Embedder,
@@ -12,19 +8,11 @@ from memory_core.embedding import (
     MiniLMEmbedder,
     default_embedder,
 )
-from memory_core.errors import (
-    AccessDeniedError,
-    AtlasError,
-    ConfigError,
-    EmbeddingError,
-    IndexError_,
-    InputError,
-    NotFoundError,
-    SessionFormatError,
-    StoreError,
-    StoreUnavailableError,
-)
-from memory_core.events import (
+from memory_core.engine.atlas import ElasticMemoryAtlas, WriteFilter
+from memory_core.engine.clock import Clock, ManualClock, SystemClock
+from memory_core.engine.config import PRESETS, AtlasConfig, preset
+from memory_core.engine.decay import DECAY_CURVES, DecayCurve, composite_weight
+from memory_core.engine.events import (
     AtlasEvent,
     DecayApplied,
     EventBus,
@@ -38,8 +26,8 @@ from memory_core.events import (
     StatusChanged,
     SummaryCreated,
 )
-from memory_core.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
-from memory_core.model import (
+from memory_core.engine.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
+from memory_core.engine.model import (
     EvictionReason,
     MemoryEdge,
     MemoryKind,
@@ -49,7 +37,19 @@ from memory_core.model import (
     RetrievalHit,
     ScoreBreakdown,
 )
-from memory_core.summarize import ExtractiveSummarizer, Summarizer, SummaryItem
+from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer, SummaryItem
+from memory_core.errors import (
+    AccessDeniedError,
+    AtlasError,
+    ConfigError,
+    EmbeddingError,
+    IndexError_,
+    InputError,
+    NotFoundError,
+    SessionFormatError,
+    StoreError,
+    StoreUnavailableError,
+)
 
 __all__ = [
     "DECAY_CURVES",

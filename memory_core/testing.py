@@ -7,9 +7,9 @@ mechanics, never to judge retrieval quality.
 import time
 from collections.abc import Callable
 
-from memory_core.clock import ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
-from memory_core.events import AtlasEvent
+from memory_core.engine.clock import ManualClock
+from memory_core.engine.events import AtlasEvent
 
 
 class EventRecorder:

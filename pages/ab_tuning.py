@@ -10,15 +10,11 @@ from typing import Any
 import plotly.express as px
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.config import PRESETS, AtlasConfig, field_specs
 from memory_core.dashboard import run_library
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.conversations import conversation_files
-from memory_core.dashboard.identity import denied
 from memory_core.dashboard.live import embedder_from_env
-from memory_core.dashboard.shared import current_atlas, live_system
 from memory_core.dashboard.sweep_view import (
     SweepJob,
     SweepOutcome,
@@ -53,6 +49,10 @@ from memory_core.dashboard.tuning import (
     trajectory_figure,
     verdict,
 )
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.shared import current_atlas, live_system
+from memory_core.engine.config import PRESETS, AtlasConfig, field_specs
 from memory_core.errors import AtlasError
 from memory_core.harness.forecast import forecast
 from memory_core.harness.sweep import SEARCH_SPACE

@@ -2,10 +2,9 @@
 
 import streamlit as st
 
-from memory_core.access import Action, denial
 from memory_core.conflicts.items import ReviewAction
 from memory_core.conflicts.judge import KINDS
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action, denial
 from memory_core.dashboard.conflict_view import (
     ACTION_LABELS,
     BULK_ACTIONS,
@@ -29,8 +28,9 @@ from memory_core.dashboard.conflict_view import (
     write,
 )
 from memory_core.dashboard.graph_view import build_graph
-from memory_core.dashboard.identity import current_identity, reviewer_identity
-from memory_core.dashboard.shared import live_system
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import current_identity, reviewer_identity
+from memory_core.dashboard.ui.shared import live_system
 from memory_core.errors import AtlasError
 
 require_app_shell()

@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.demo import (
     LIVE_PRESETS,
     MAX_SPEED,
@@ -13,8 +12,9 @@ from memory_core.dashboard.demo import (
     sample_files,
 )
 from memory_core.dashboard.graph_view import DEFAULT_MAX_NODES, select_drawn
-from memory_core.dashboard.identity import denied
-from memory_core.dashboard.panels import (
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.panels import (
     GRAPH_REFRESH,
     STATUS_REFRESH,
     counters,
@@ -22,7 +22,7 @@ from memory_core.dashboard.panels import (
     inspector,
     legend,
 )
-from memory_core.dashboard.shared import dashboard_state, live_system
+from memory_core.dashboard.ui.shared import dashboard_state, live_system
 
 require_app_shell()
 

@@ -5,9 +5,7 @@ from datetime import timedelta
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.clock import to_datetime
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.eviction_view import (
     DB_SORT_KEYS,
     SORT_KEYS,
@@ -19,11 +17,13 @@ from memory_core.dashboard.eviction_view import (
     row_from_event,
     to_csv,
 )
-from memory_core.dashboard.identity import denied
-from memory_core.dashboard.shared import current_atlas, dashboard_state, followed, live_system
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.shared import current_atlas, dashboard_state, followed, live_system
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.events import MemoryEvicted
+from memory_core.engine.model import EvictionReason
 from memory_core.errors import AtlasError
-from memory_core.events import MemoryEvicted
-from memory_core.model import EvictionReason
 
 require_app_shell()
 

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.home import AUDIENCES, PITCH, start_demo
-from memory_core.dashboard.identity import denied
-from memory_core.dashboard.shared import live_system
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.shared import live_system
 
 require_app_shell()
 

@@ -2,9 +2,7 @@
 
 import streamlit as st
 
-from memory_core.access import Action, denial
-from memory_core.dashboard.app_shell import require_app_shell
-from memory_core.dashboard.identity import reviewer_identity
+from memory_core.dashboard.access import Action, denial
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -31,7 +29,9 @@ from memory_core.dashboard.knowledge_view import (
     status_summary,
     version_rows,
 )
-from memory_core.dashboard.shared import live_system
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import reviewer_identity
+from memory_core.dashboard.ui.shared import live_system
 from memory_core.errors import AtlasError
 from memory_core.knowledge import ItemStatus, ReviewAction
 from memory_core.knowledge.importer import csv_columns

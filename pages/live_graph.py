@@ -2,14 +2,19 @@
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
-from memory_core.dashboard.identity import denied
-from memory_core.dashboard.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
-from memory_core.dashboard.shared import atlas_version, current_atlas, dashboard_state, live_system
 from memory_core.dashboard.state import AtlasSource
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
+from memory_core.dashboard.ui.shared import (
+    atlas_version,
+    current_atlas,
+    dashboard_state,
+    live_system,
+)
 
 require_app_shell()
 

@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from memory_core.access import Action
-from memory_core.dashboard.app_shell import require_app_shell
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.conflict_view import desk_for
-from memory_core.dashboard.identity import denied
 from memory_core.dashboard.inspector import hits_table
-from memory_core.dashboard.panels import graph_panel, legend
 from memory_core.dashboard.playground import converse
-from memory_core.dashboard.shared import dashboard_state, live_system
 from memory_core.dashboard.state import Keys
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.panels import graph_panel, legend
+from memory_core.dashboard.ui.shared import dashboard_state, live_system
 from memory_core.errors import AtlasError
 
 require_app_shell()

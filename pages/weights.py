@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from memory_core.dashboard.app_shell import require_app_shell
 from memory_core.dashboard.follow import recorded_decays
-from memory_core.dashboard.shared import current_atlas, dashboard_state, followed, live_system
+from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.shared import current_atlas, dashboard_state, followed, live_system
 from memory_core.dashboard.weights import (
     SPLIT_OPTIONS,
     evolution_figure,
@@ -13,7 +13,7 @@ from memory_core.dashboard.weights import (
     scatter_figure,
     weight_frame,
 )
-from memory_core.events import DecayApplied
+from memory_core.engine.events import DecayApplied
 
 require_app_shell()
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
-from memory_core.model import RetrievalHit
+from memory_core.engine.model import RetrievalHit
 
 Formatter = Callable[[Sequence[RetrievalHit]], str]
 

@@ -18,11 +18,11 @@ import math
 from collections.abc import Sequence
 
 from memory_core.agent.context import estimate_tokens
+from memory_core.engine.model import RetrievalHit
 from memory_core.errors import InputError, StoreError
 from memory_core.knowledge.items import Citation, CitedBy
 from memory_core.knowledge.retrieval import KnowledgeFilter, KnowledgeHit
 from memory_core.knowledge.service import KnowledgeBase
-from memory_core.model import RetrievalHit
 
 log = logging.getLogger(__name__)
 

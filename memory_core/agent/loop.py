@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memory_core.agent.attribution import attributed
 from memory_core.agent.context import FORMATS, estimate_tokens, within_budget
 from memory_core.agent.llm import ChatMessage, LLMClient, RuleBasedResponder
 from memory_core.agent.remember import REMEMBER_POLICIES, RememberPolicy
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.attribution import attributed
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import InputError
-from memory_core.model import MemoryNode, RetrievalHit
 
 if TYPE_CHECKING:
     from memory_core.agent.knowledge_fallback import KnowledgeFallback

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from memory_core.importance import information_density
+from memory_core.engine.importance import information_density
 
 RememberPolicy = Callable[[str, Mapping[str, Any]], bool]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from memory_core.config import PRESETS, field_specs, preset
+from memory_core.engine.config import PRESETS, field_specs, preset
 
 
 def markdown_table() -> str:

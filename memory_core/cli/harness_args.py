@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_core.cli.options import LazyChoices, positive_int
-from memory_core.config import PRESETS, AtlasConfig, preset
+from memory_core.engine.config import PRESETS, AtlasConfig, preset
 
 if TYPE_CHECKING:
     from memory_core.harness.replay import Progress, ProgressCallback, ReplaySettings

@@ -11,10 +11,10 @@ from memory_core.cli.options import add_config_options, config_from_args, embedd
 
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)  # stdout belongs to the protocol
-    from memory_core.atlas import ElasticMemoryAtlas
-    from memory_core.mcp_server import (
+    from memory_core.cli.mcp_server import (
         build_server,  # the MCP SDK is slow to import: only when serving
     )
+    from memory_core.engine.atlas import ElasticMemoryAtlas
 
     atlas = ElasticMemoryAtlas(config_from_args(args), embedder=embedder_from_args(args))
     server = build_server(atlas)

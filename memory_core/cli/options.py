@@ -10,8 +10,8 @@ import argparse
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import overload
 
-from memory_core.config import AtlasConfig
 from memory_core.embedding.base import Embedder
+from memory_core.engine.config import AtlasConfig
 
 EMBEDDERS = ("minilm", "hashing")
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import tomli_w
 
-from memory_core.access import (
+from memory_core.dashboard.access import (
     Role,
     check_name,
     hash_password,

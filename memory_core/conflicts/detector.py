@@ -18,12 +18,12 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.conflicts.items import pair_key
 from memory_core.conflicts.judge import ContradictionJudge, Verdict
 from memory_core.embedding.base import embed_checked
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
 from memory_core.errors import ConfigError
-from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
 
 Scope = Literal["session", "user"]
 SCOPES: tuple[Scope, ...] = get_args(Scope)

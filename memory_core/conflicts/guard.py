@@ -18,9 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from memory_core import _validate as check
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import to_datetime
 from memory_core.conflicts.detector import USER_KEY, Conflict, ConflictDetector, DetectorConfig
 from memory_core.conflicts.items import ItemDraft, ReviewItem
 from memory_core.conflicts.judge import ContradictionJudge, Kind, make_judge
@@ -28,8 +25,11 @@ from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPo
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.summaries import reissue_summaries
 from memory_core.embedding.base import check_vectors, embed_checked
-from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
-from memory_core.summarize import ExtractiveSummarizer, Summarizer
+from memory_core.engine import validate as check
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
+from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.clock import Clock
-from memory_core.config import AtlasConfig
 from memory_core.conflicts.guard import ConflictGuard, Decision
 from memory_core.conflicts.judge import ContradictionJudge
 from memory_core.conflicts.policy import ResolutionPolicy
 from memory_core.embedding.base import Embedder
+from memory_core.engine.clock import Clock
+from memory_core.engine.config import AtlasConfig
 from memory_core.harness.policies import AtlasPolicy
 
 TURN_POLICY = ResolutionPolicy(auto_score=0.8, auto_similarity=0.5, sure_score=0.95)

@@ -22,8 +22,8 @@ from enum import StrEnum
 
 from memory_core.conflicts.detector import Conflict
 from memory_core.conflicts.items import ReviewAction
+from memory_core.engine.model import MemoryStatus
 from memory_core.errors import ConfigError
-from memory_core.model import MemoryStatus
 
 
 class Resolution(StrEnum):

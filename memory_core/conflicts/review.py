@@ -17,9 +17,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_core import _validate as check
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import to_datetime
 from memory_core.conflicts.items import (
     UNDO,
     AuditEntry,
@@ -30,8 +27,11 @@ from memory_core.conflicts.items import (
 )
 from memory_core.conflicts.policy import ResolutionPolicy
 from memory_core.conflicts.queue import ReviewQueue
+from memory_core.engine import validate as check
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.model import MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryStatus, Relation
 
 
 @dataclass(slots=True)

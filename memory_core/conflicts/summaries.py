@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.model import MemoryKind, MemoryNode, MemoryStatus, Relation
-from memory_core.summarize import Summarizer, SummaryItem
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
+from memory_core.engine.summarize import Summarizer, SummaryItem
 
 
 def covering_summaries(atlas: ElasticMemoryAtlas, node_id: str) -> list[MemoryNode]:

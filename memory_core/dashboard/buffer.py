@@ -18,8 +18,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memory_core.engine.events import AtlasEvent, DecayApplied, MemoryEvicted, SessionEnded
 from memory_core.errors import InputError
-from memory_core.events import AtlasEvent, DecayApplied, MemoryEvicted, SessionEnded
 
 DEFAULT_CAPACITY = 50_000
 

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory_core.access import Action, Identity, require
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import to_datetime
 from memory_core.conflicts.guard import ConflictGuard, GuardResult
 from memory_core.conflicts.items import (
     AuditEntry,
@@ -34,9 +31,12 @@ from memory_core.conflicts.items import (
 )
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review import ConflictReview
-from memory_core.dashboard.identity import REVIEWER_KEY
+from memory_core.dashboard.access import Action, Identity, require
+from memory_core.dashboard.ui.identity import REVIEWER_KEY
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.model import MemoryEdge, MemoryNode
 from memory_core.errors import InputError
-from memory_core.model import MemoryEdge, MemoryNode
 
 if TYPE_CHECKING:
     from memory_core.store.engine import Database

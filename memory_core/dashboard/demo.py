@@ -18,8 +18,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.config import PRESETS, AtlasConfig
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.config import PRESETS, AtlasConfig
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.session_format import Conversation, Turn, load_conversation
 

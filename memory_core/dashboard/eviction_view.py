@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import to_datetime, to_epoch
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime, to_epoch
+from memory_core.engine.events import MemoryEvicted
+from memory_core.engine.model import EvictionReason, MemoryKind, MemoryNode
 from memory_core.errors import InputError
-from memory_core.events import MemoryEvicted
-from memory_core.model import EvictionReason, MemoryKind, MemoryNode
 
 if TYPE_CHECKING:
     from memory_core.store.records import StoredEvent

@@ -6,8 +6,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memory_core.engine.model import MemoryKind, MemoryNode
 from memory_core.errors import InputError
-from memory_core.model import MemoryKind, MemoryNode
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from memory_core import _validate as check
-from memory_core.events import (
+from memory_core.engine import validate as check
+from memory_core.engine.events import (
     EVENT_TYPES,
     AtlasEvent,
     DecayApplied,
@@ -22,7 +22,7 @@ from memory_core.events import (
     MemoryPressure,
     SessionEnded,
 )
-from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
+from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
 from memory_core.store.base import utcnow
 from memory_core.store.event_filter import EventFilter
 from memory_core.store.watch import Head, RecordedAtlas, head

@@ -26,8 +26,8 @@ from jinja2 import Template
 from plotly.colors import sequential, unlabel_rgb
 from pyvis.network import Network
 
+from memory_core.engine.model import MemoryEdge, MemoryKind, MemoryNode, MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryEdge, MemoryKind, MemoryNode, MemoryStatus, Relation
 
 SizeBy = Literal["importance", "degree"]
 SIZE_OPTIONS: tuple[SizeBy, ...] = ("importance", "degree")

@@ -6,10 +6,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import to_datetime
 from memory_core.dashboard.graph_view import label
-from memory_core.events import (
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.events import (
     AtlasEvent,
     DecayApplied,
     MemoriesMerged,
@@ -19,7 +19,7 @@ from memory_core.events import (
     StatusChanged,
     SummaryCreated,
 )
-from memory_core.model import MemoryNode, RetrievalHit
+from memory_core.engine.model import MemoryNode, RetrievalHit
 
 
 @dataclass(frozen=True, slots=True)

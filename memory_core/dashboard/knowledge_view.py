@@ -16,8 +16,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_core.access import Action, Identity, require
-from memory_core.dashboard.identity import REVIEWER_KEY
+from memory_core.dashboard.access import Action, Identity, require
+from memory_core.dashboard.ui.identity import REVIEWER_KEY
 from memory_core.embedding.base import Embedder
 from memory_core.errors import InputError
 from memory_core.knowledge.audit import ItemDetail, VersionConflict

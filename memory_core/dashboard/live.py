@@ -15,13 +15,13 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import Clock, SystemClock
-from memory_core.config import AtlasConfig
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
 from memory_core.dashboard.eviction_view import RestoreLedger
 from memory_core.embedding.base import Embedder
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import Clock, SystemClock
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import AtlasError, InputError
 
 if TYPE_CHECKING:

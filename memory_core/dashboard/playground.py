@@ -6,11 +6,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.conflict_view import decision_lines
 from memory_core.dashboard.graph_view import label
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import InputError
-from memory_core.model import MemoryNode, RetrievalHit
 
 if TYPE_CHECKING:
     from memory_core.conflicts.guard import ConflictGuard

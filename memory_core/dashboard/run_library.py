@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any, TypeVar
 
-from memory_core.config import AtlasConfig
 from memory_core.dashboard.sweep_view import SweepOutcome
 from memory_core.dashboard.tuning import ARMS, ABRun, TuningRequest, build_run
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import AtlasError, InputError
 from memory_core.harness.metrics import ConversationResult, summarize
 from memory_core.harness.sweep import TrialRow

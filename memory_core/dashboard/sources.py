@@ -6,8 +6,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.embedding.base import Embedder
+from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import AtlasError, InputError
 
 if TYPE_CHECKING:

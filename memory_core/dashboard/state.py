@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.filters import NodeFilter
-from memory_core.model import MemoryKind, RetrievalHit
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryKind, RetrievalHit
 
 
 class AtlasSource(StrEnum):

@@ -23,8 +23,8 @@ import plotly.graph_objects as go
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from memory_core.config import AtlasConfig, field_names, preset
 from memory_core.dashboard.background import BackgroundJob
+from memory_core.engine.config import AtlasConfig, field_names, preset
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.replay import ReplaySettings
 from memory_core.harness.sweep import (

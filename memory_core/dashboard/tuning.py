@@ -16,10 +16,10 @@ from typing import Any
 import plotly.express as px
 import plotly.graph_objects as go
 
-from memory_core.clock import to_datetime
-from memory_core.config import AtlasConfig, preset
 from memory_core.dashboard.background import BackgroundJob, eta_seconds
 from memory_core.embedding.base import Embedder
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.config import AtlasConfig, preset
 from memory_core.errors import AtlasError, NotFoundError
 from memory_core.harness.compare import Comparison, PairedDiff, compare_results
 from memory_core.harness.explain import Explanation, explain_missed

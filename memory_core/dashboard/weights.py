@@ -9,10 +9,10 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from memory_core.clock import to_datetime
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.events import DecayApplied
+from memory_core.engine.model import MemoryNode
 from memory_core.errors import InputError
-from memory_core.events import DecayApplied
-from memory_core.model import MemoryNode
 
 SplitBy = Literal["kind", "session", "status"]
 SPLIT_OPTIONS: tuple[SplitBy, ...] = ("kind", "session", "status")

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from memory_core.config import AtlasConfig
 from memory_core.embedding.base import Embedder
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.metrics import ConversationResult, FactOutcome
 from memory_core.harness.replay import ProgressCallback, ReplaySettings, replay_all

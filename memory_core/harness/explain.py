@@ -13,7 +13,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 
-from memory_core.clock import to_datetime
+from memory_core.engine.clock import to_datetime
 from memory_core.errors import NotFoundError
 from memory_core.harness.metrics import FactOutcome
 from memory_core.harness.policies import Hit, Lifecycle

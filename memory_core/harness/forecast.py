@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.config import AtlasConfig
-from memory_core.decay import composite_weight
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.decay import composite_weight
+from memory_core.engine.model import EvictionReason
 from memory_core.errors import InputError
-from memory_core.model import EvictionReason
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,20 +23,20 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import Clock
-from memory_core.config import AtlasConfig
 from memory_core.embedding.base import Embedder
-from memory_core.errors import InputError
-from memory_core.events import (
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import Clock
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.events import (
     AtlasEvent,
     MemoriesMerged,
     MemoryAdded,
     MemoryEvicted,
     SummaryCreated,
 )
-from memory_core.index.lexical import LexicalIndex
-from memory_core.model import EvictionReason
+from memory_core.engine.index.lexical import LexicalIndex
+from memory_core.engine.model import EvictionReason
+from memory_core.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.attribution import attributed
-from memory_core.clock import ManualClock
-from memory_core.config import AtlasConfig
+from memory_core.agent.attribution import attributed
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.cache import CachedEmbedder
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.engine.clock import ManualClock
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.metrics import (
     ConversationResult,

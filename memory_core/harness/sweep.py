@@ -21,7 +21,7 @@ from typing import Any
 import optuna
 import sqlalchemy.exc
 
-from memory_core.config import AtlasConfig, field_names
+from memory_core.engine.config import AtlasConfig, field_names
 from memory_core.errors import InputError
 from memory_core.harness.metrics import summarize
 from memory_core.harness.replay import (

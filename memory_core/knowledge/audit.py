@@ -9,7 +9,7 @@ from itertools import combinations
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from memory_core.clock import Clock, to_datetime
+from memory_core.engine.clock import Clock, to_datetime
 from memory_core.knowledge.feedback import FeedbackLoop
 from memory_core.knowledge.gate import version_diff
 from memory_core.knowledge.items import AuditEntry, Citation, ItemStatus, KnowledgeItem

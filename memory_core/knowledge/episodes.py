@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.clock import Clock, to_datetime
+from memory_core.engine.clock import Clock, to_datetime
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge.feedback import SYSTEM_ACTOR
 from memory_core.knowledge.items import ItemDraft, SourceKind

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from memory_core.clock import Clock, to_datetime
+from memory_core.engine.clock import Clock, to_datetime
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge import history
 from memory_core.knowledge.gate import parse_when

@@ -14,8 +14,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from memory_core.clock import Clock, to_datetime
 from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.engine.clock import Clock, to_datetime
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge import history
 from memory_core.knowledge.feedback import SYSTEM_ACTOR, flag_citations, require_reviewer

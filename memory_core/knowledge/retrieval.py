@@ -17,8 +17,8 @@ import numpy as np
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session
 
-from memory_core.clock import Clock, to_datetime
 from memory_core.embedding.base import Embedder, check_vectors, embed_checked
+from memory_core.engine.clock import Clock, to_datetime
 from memory_core.errors import InputError
 from memory_core.knowledge.items import ItemStatus, KnowledgeItem, SourceKind
 from memory_core.knowledge.models import KnowledgeItemRow

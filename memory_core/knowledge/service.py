@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from memory_core.clock import Clock, SystemClock
 from memory_core.embedding.base import Embedder
+from memory_core.engine.clock import Clock, SystemClock
 from memory_core.knowledge.audit import AuditQueries
 from memory_core.knowledge.episodes import EpisodeStore
 from memory_core.knowledge.feedback import FeedbackLoop

@@ -17,9 +17,9 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from memory_core import _validate as check
+from memory_core.engine import validate as check
+from memory_core.engine.events import AtlasEvent
 from memory_core.errors import AtlasError
-from memory_core.events import AtlasEvent
 from memory_core.store.engine import Database, open_database
 from memory_core.store.recording import (
     FINAL_LABEL,
@@ -32,7 +32,7 @@ from memory_core.store.sink import EventSink
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memory_core.atlas import ElasticMemoryAtlas
+    from memory_core.engine.atlas import ElasticMemoryAtlas
 
 log = logging.getLogger(__name__)
 

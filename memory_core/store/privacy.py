@@ -16,10 +16,10 @@ from dataclasses import fields as dataclass_fields
 from enum import StrEnum
 from typing import Any
 
-from memory_core.clock import to_datetime
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.events import AtlasEvent
+from memory_core.engine.model import EvictionReason
 from memory_core.errors import ConfigError
-from memory_core.events import AtlasEvent
-from memory_core.model import EvictionReason
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.records import EventRecord
 

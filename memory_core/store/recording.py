@@ -12,17 +12,17 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_core._snapshot import FORMAT, READABLE_VERSIONS
-from memory_core._snapshot import read as read_snapshot
-from memory_core.clock import Clock
 from memory_core.embedding.base import Embedder
+from memory_core.engine.clock import Clock
+from memory_core.engine.model import MemoryNode
+from memory_core.engine.snapshot import FORMAT, READABLE_VERSIONS
+from memory_core.engine.snapshot import read as read_snapshot
 from memory_core.errors import InputError
-from memory_core.model import MemoryNode
 from memory_core.store.records import EVICTED, SnapshotInfo, StoredEvent
 from memory_core.store.repositories import SnapshotRepository
 
 if TYPE_CHECKING:  # the atlas pulls in FAISS; only needed when a snapshot is opened
-    from memory_core.atlas import ElasticMemoryAtlas
+    from memory_core.engine.atlas import ElasticMemoryAtlas
 
 SNAPSHOT_FORMAT_VERSION = int(FORMAT.rsplit("/", 1)[1])
 LIVE_LABEL = "live"
@@ -70,7 +70,7 @@ def open_recorded(
     clock: Clock | None = None,
 ) -> ElasticMemoryAtlas:
     """Rebuild the atlas stored as ``snapshot_id`` (exact round trip)."""
-    from memory_core.atlas import ElasticMemoryAtlas
+    from memory_core.engine.atlas import ElasticMemoryAtlas
 
     info = repo.get(snapshot_id)
     if info.format_version not in READABLE_VERSIONS:

@@ -26,8 +26,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from memory_core.engine.events import AtlasEvent, Subscriber
 from memory_core.errors import InputError, StoreUnavailableError
-from memory_core.events import AtlasEvent, Subscriber
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.privacy import EventEncoder, LogContent, parse_log_content
 from memory_core.store.records import EventRecord, check_text

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_core import access
-from memory_core.access import (
+from memory_core.cli import main
+from memory_core.dashboard import access
+from memory_core.dashboard.access import (
     ANONYMOUS,
     Action,
     Identity,
@@ -20,7 +21,6 @@ from memory_core.access import (
     require,
     visitor,
 )
-from memory_core.cli import main
 from memory_core.errors import AccessDeniedError, AtlasError, ConfigError, InputError
 
 

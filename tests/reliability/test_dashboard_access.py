@@ -19,10 +19,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from memory_core import access
 from memory_core.cli import main
-from memory_core.dashboard.identity import IDENTITY_KEY
-from memory_core.dashboard.shared import live_system
+from memory_core.dashboard import access
+from memory_core.dashboard.ui.identity import IDENTITY_KEY
+from memory_core.dashboard.ui.shared import live_system
 from memory_core.embedding import HashingEmbedder
 from memory_core.knowledge import KnowledgeBase, ReviewAction
 from memory_core.store.engine import open_database
@@ -74,7 +74,7 @@ def button(at: AppTest, label: str) -> Any:
 
 
 def _login_panel() -> None:
-    from memory_core.dashboard.identity import identity_panel
+    from memory_core.dashboard.ui.identity import identity_panel
 
     identity_panel()
 

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
-from memory_core._snapshot.layout import HEADER, HEADER_KEYS
-from memory_core.config import field_names
+from memory_core.engine.config import field_names
+from memory_core.engine.snapshot.layout import HEADER, HEADER_KEYS
 from memory_core.errors import AtlasError, ConfigError, InputError, SessionFormatError
 from memory_core.harness.session_format import load_conversation
 from memory_core.knowledge import KnowledgeBase

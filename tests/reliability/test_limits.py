@@ -13,8 +13,8 @@ import pytest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, build_graph
+from memory_core.engine.events import MemoryPressure
 from memory_core.errors import ConfigError, InputError
-from memory_core.events import MemoryPressure
 from memory_core.testing import EventRecorder
 
 from .conftest import START, build

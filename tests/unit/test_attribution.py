@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memory_core.attribution import attributed
+from memory_core.agent.attribution import attributed
 
 
 def test_the_speaker_goes_in_front() -> None:

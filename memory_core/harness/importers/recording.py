@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the store pulls in SQLAlchemy: loaded only when a recording
 
 ADDED, MERGED, EVICTED, READ = "added", "merged", "evicted", "read"
 DEFAULT_SPEAKER = "user"
-SEPARATOR = ": "  # memory_core.attribution puts "Speaker: " in front of the text
+SEPARATOR = ": "  # memory_core.agent.attribution puts "Speaker: " in front of the text
 
 
 def import_source(source: Source, options: ImportOptions) -> list[ImportedConversation]:

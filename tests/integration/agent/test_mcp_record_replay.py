@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from memory_core.cli import main
-from memory_core.config import AtlasConfig
 from memory_core.embedding.minilm import default_embedder
+from memory_core.engine.config import AtlasConfig
 from memory_core.harness.replay import replay_conversation
 from memory_core.harness.session_format import load_conversation
 

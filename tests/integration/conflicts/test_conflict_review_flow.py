@@ -12,7 +12,7 @@ from memory_core.conflicts.policy import Resolution
 from memory_core.conflicts.review import ConflictReview
 from memory_core.conflicts.sql_queue import SqlReviewQueue
 from memory_core.embedding.minilm import default_embedder
-from memory_core.model import MemoryStatus
+from memory_core.engine.model import MemoryStatus
 from memory_core.store import open_database
 
 pytestmark = pytest.mark.integration

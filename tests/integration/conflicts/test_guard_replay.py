@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 from memory_core.harness.metrics import FactOutcome
 from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
 from memory_core.harness.session_format import load_conversations

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.clock import ManualClock
 from memory_core.embedding import MiniLMEmbedder
+from memory_core.engine.clock import ManualClock
 from memory_core.knowledge import KnowledgeBase, load_sample_knowledge
 from memory_core.store.engine import open_database
 

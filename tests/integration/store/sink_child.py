@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from memory_core.events import MemoryReinforced
+from memory_core.engine.events import MemoryReinforced
 from memory_core.store import EventSink, open_database
 
 

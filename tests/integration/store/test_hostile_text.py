@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.events import MemoryAdded
-from memory_core.model import MemoryKind
+from memory_core.engine.events import MemoryAdded
+from memory_core.engine.model import MemoryKind
 from memory_core.store import EventFilter, EventSink
 
 pytestmark = pytest.mark.integration

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import text
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas
+from memory_core.engine.model import MemoryNode
 from memory_core.errors import InputError
-from memory_core.model import MemoryNode
 from memory_core.store import EventFilter, EventRecord, EventSink, open_database
 from memory_core.store.recording import open_recorded, record_snapshot, restore_evicted
 from memory_core.testing import HashingEmbedder, ManualClock

@@ -72,7 +72,7 @@ def test_normal_exit_without_close_loses_nothing(db_url: str) -> None:
     open_database(db_url).close()
     script = (
         "import sys\n"
-        "from memory_core.events import MemoryReinforced\n"
+        "from memory_core.engine.events import MemoryReinforced\n"
         "from memory_core.store import EventSink, open_database\n"
         "sink = EventSink(open_database(sys.argv[1]), flush_interval=3600)\n"
         "for i in range(1234):\n"

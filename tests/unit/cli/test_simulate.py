@@ -112,7 +112,7 @@ def test_invalid_session_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_every_params_file_loads_and_tuned_is_the_default() -> None:
-    from memory_core.config import AtlasConfig
+    from memory_core.engine.config import AtlasConfig
 
     files = sorted((SAMPLES.parent / "params").glob("*.toml"))
     assert {f.stem for f in files} >= {"tuned", "seed-linear"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memory_core.cli import main
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 
 SAMPLES = Path(__file__).resolve().parents[3] / "sample_sessions"
 SHORT = str(SAMPLES / "sensitive-eta-application.json")

@@ -10,8 +10,8 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts import make_judge
 from memory_core.conflicts.detector import ConflictDetector, DetectorConfig
 from memory_core.conflicts.items import pair_key
+from memory_core.engine.model import MemoryStatus
 from memory_core.errors import ConfigError, InputError, NotFoundError
-from memory_core.model import MemoryStatus
 
 OLD = "The budget is 5000 euros."
 NEW = "The budget is now 6000 euros."

@@ -11,8 +11,8 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.items import ItemStatus, ReviewAction, pair_key
 from memory_core.conflicts.policy import Resolution
+from memory_core.engine.model import MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryStatus, Relation
 
 OLD = "The budget is 5000 euros."
 NEW = "The budget is now 6000 euros."
@@ -184,6 +184,6 @@ def test_scan_queues_contradictions_written_around_the_guard(
 
 
 def _now(atlas: ElasticMemoryAtlas) -> Any:
-    from memory_core.clock import to_datetime
+    from memory_core.engine.clock import to_datetime
 
     return to_datetime(atlas.clock.now())

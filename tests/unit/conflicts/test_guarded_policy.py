@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.config import AtlasConfig
 from memory_core.conflicts.guarded_policy import GuardedAtlasPolicy
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.model import MemoryStatus
 from memory_core.errors import InputError
 from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
 from memory_core.harness.session_format import load_conversation
-from memory_core.model import MemoryStatus
 
 SAMPLE = Path(__file__).resolve().parents[3] / "sample_sessions" / "monitoring-pump-station.json"
 

@@ -10,8 +10,8 @@ from memory_core.conflicts import Verdict
 from memory_core.conflicts.detector import Conflict
 from memory_core.conflicts.items import ReviewAction
 from memory_core.conflicts.policy import Resolution, ResolutionPolicy, parse_forget
+from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus
 from memory_core.errors import ConfigError
-from memory_core.model import MemoryKind, MemoryNode, MemoryStatus
 
 
 def node(confidence: float = 1.0, pinned: bool = False) -> MemoryNode:

@@ -10,8 +10,8 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.items import UNDO, ItemStatus, ReviewAction, ReviewItem
 from memory_core.conflicts.review import ConflictReview
+from memory_core.engine.model import MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryStatus, Relation
 
 OLD = "The budget is 5000 euros."
 NEW = "The budget is now 6000 euros."

@@ -6,7 +6,7 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.policy import Resolution
 from memory_core.conflicts.summaries import covering_summaries
-from memory_core.model import MemoryKind, MemoryStatus, Relation
+from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 
 FACTS = (
     ("t1", "The budget is 5000 euros."),

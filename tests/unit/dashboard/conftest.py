@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.config import AtlasConfig
 from memory_core.dashboard.live import FastForwardClock, LiveSystem
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.config import AtlasConfig
 from memory_core.testing import HashingEmbedder, ManualClock
 
 START = 1_750_000_000.0

@@ -2,12 +2,12 @@ import threading
 
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.config import AtlasConfig
 from memory_core.dashboard.buffer import EventBuffer
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.events import MemoryAdded, MemoryEvicted, MemoryReinforced, SessionEnded
+from memory_core.engine.model import MemoryKind
 from memory_core.errors import InputError
-from memory_core.events import MemoryAdded, MemoryEvicted, MemoryReinforced, SessionEnded
-from memory_core.model import MemoryKind
 from memory_core.testing import HashingEmbedder, ManualClock
 
 

@@ -12,10 +12,10 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
-from memory_core.access import Identity, Role
 from memory_core.conflicts import Span
 from memory_core.conflicts.items import ItemStatus, ReviewAction, ReviewItem
 from memory_core.dashboard import conflict_view as view
+from memory_core.dashboard.access import Identity, Role
 from memory_core.dashboard.conflict_view import (
     ConflictKeys,
     audit_rows,

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.demo import DemoPlayer, PlayerState, demo_session_id, sample_files
+from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError
 from memory_core.harness.session_format import Conversation, load_conversation
 from memory_core.testing import ManualClock
@@ -102,10 +102,10 @@ def test_rejects_bad_speed(player: DemoPlayer, speed: float) -> None:
 
 
 def test_demo_preset_shows_forgetting_within_the_default_conversation() -> None:
-    from memory_core.atlas import ElasticMemoryAtlas
     from memory_core.dashboard.demo import DEMO_CONFIG, DemoPlayer, sample_files
     from memory_core.dashboard.eviction_view import forgotten_total
     from memory_core.dashboard.live import FastForwardClock
+    from memory_core.engine.atlas import ElasticMemoryAtlas
     from memory_core.testing import HashingEmbedder, ManualClock
 
     clock = FastForwardClock(ManualClock(1.75e9))

@@ -4,7 +4,6 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.eviction_view import (
     EvictionQuery,
     EvictionRow,
@@ -14,9 +13,10 @@ from memory_core.dashboard.eviction_view import (
     row_from_event,
     to_csv,
 )
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.events import MemoryEvicted
+from memory_core.engine.model import EvictionReason, MemoryKind
 from memory_core.errors import InputError
-from memory_core.events import MemoryEvicted
-from memory_core.model import EvictionReason, MemoryKind
 from memory_core.testing import EventRecorder
 
 

@@ -10,14 +10,14 @@ import pytest
 from streamlit import config as st_config
 from streamlit.testing.v1 import AppTest
 
-from memory_core.access import (
+from memory_core.dashboard.access import (
     ALLOW_OPEN_ENV,
     USERS_FILE_ENV,
     exposure_refusal,
     hash_password,
     loopback,
 )
-from memory_core.dashboard.shared import live_system
+from memory_core.dashboard.ui.shared import live_system
 
 ROOT = Path(__file__).resolve().parents[3]
 

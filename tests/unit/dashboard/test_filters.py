@@ -1,9 +1,9 @@
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.filters import NodeFilter
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryKind
 from memory_core.errors import InputError
-from memory_core.model import MemoryKind
 
 
 def test_each_condition_narrows(atlas: ElasticMemoryAtlas) -> None:

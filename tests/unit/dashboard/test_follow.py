@@ -21,12 +21,12 @@ from memory_core.dashboard.follow import (
     status_text,
 )
 from memory_core.dashboard.inspector import history_row
-from memory_core.dashboard.shared import followed_snapshot, live_system
 from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, Keys
+from memory_core.dashboard.ui.shared import followed_snapshot, live_system
 from memory_core.dashboard.weights import evolution_frame
+from memory_core.engine.events import AtlasEvent, DecayApplied
 from memory_core.errors import InputError
-from memory_core.events import AtlasEvent, DecayApplied
 from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.watch import Head, recorded_atlases

@@ -5,7 +5,6 @@ from pathlib import Path
 import pytest
 import pyvis
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.graph_view import (
     GREY,
     HIGHLIGHT_BORDER,
@@ -16,8 +15,9 @@ from memory_core.dashboard.graph_view import (
     select_drawn,
     weight_colors,
 )
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryKind, MemoryStatus, Relation
 
 HOSTILE = '<script>window.__pwned=1</script> and <a href="javascript:alert(1)">x</a> & more'
 VIS_JS = Path(pyvis.__file__).parent / "templates" / "lib" / "vis-9.1.2" / "vis-network.min.js"

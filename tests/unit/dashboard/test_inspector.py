@@ -1,7 +1,7 @@
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.inspector import hits_table, node_details, node_options
-from memory_core.model import Relation
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import Relation
 from memory_core.testing import ManualClock
 
 

@@ -18,8 +18,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from memory_core.access import Identity, Role
-from memory_core.clock import ManualClock
+from memory_core.dashboard.access import Identity, Role
 from memory_core.dashboard.knowledge_view import (
     AuditKeys,
     ReviewRequest,
@@ -34,6 +33,7 @@ from memory_core.dashboard.knowledge_view import (
     read_overview,
 )
 from memory_core.embedding import HashingEmbedder
+from memory_core.engine.clock import ManualClock
 from memory_core.errors import AccessDeniedError, InputError
 from memory_core.knowledge import ItemStatus, KnowledgeBase, ReviewAction
 from memory_core.store.engine import Database, open_database

@@ -58,8 +58,8 @@ def test_embedder_choice_is_read_when_called(monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_live_atlas_runs_the_demo_preset_and_switches(system: LiveSystem) -> None:
-    from memory_core.config import PRESETS, AtlasConfig
     from memory_core.dashboard.demo import DEMO_CONFIG
+    from memory_core.engine.config import PRESETS, AtlasConfig
     from memory_core.errors import ConfigError
 
     assert system.preset == "demo" and system.atlas.config == DEMO_CONFIG

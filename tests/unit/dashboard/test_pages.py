@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.live import LiveSystem
-from memory_core.dashboard.shared import live_system
 from memory_core.dashboard.state import Keys
+from memory_core.dashboard.ui.shared import live_system
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = [

@@ -1,7 +1,7 @@
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.playground import check_session_name, converse
+from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError
 
 
@@ -30,7 +30,7 @@ def test_top_k_is_checked(atlas: ElasticMemoryAtlas) -> None:
 
 def test_writes_go_through_the_guard_and_say_so(atlas: ElasticMemoryAtlas) -> None:
     from memory_core.conflicts.guard import ConflictGuard
-    from memory_core.model import MemoryStatus
+    from memory_core.engine.model import MemoryStatus
 
     guard = ConflictGuard(atlas)
     old = converse(atlas, "The travel budget is 5000 euros.", session_id="play", guard=guard)

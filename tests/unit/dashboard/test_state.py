@@ -1,5 +1,5 @@
 from memory_core.dashboard.state import AtlasSource, DashboardState, Keys
-from memory_core.model import MemoryKind
+from memory_core.engine.model import MemoryKind
 
 
 def test_state_reads_typed_values_from_a_plain_mapping() -> None:

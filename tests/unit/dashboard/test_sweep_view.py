@@ -9,7 +9,6 @@ from pathlib import Path
 import optuna
 import pytest
 
-from memory_core.config import preset
 from memory_core.dashboard.sweep_view import (
     SweepJob,
     SweepOutcome,
@@ -23,6 +22,7 @@ from memory_core.dashboard.sweep_view import (
     trial_table,
 )
 from memory_core.dashboard.tuning import EDITABLE_FIELDS
+from memory_core.engine.config import preset
 from memory_core.errors import ConfigError, InputError, NotFoundError
 from memory_core.harness.sweep import TrialRow
 

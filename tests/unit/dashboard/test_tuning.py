@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from memory_core.config import preset
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.tuning import (
     ABRun,
@@ -26,6 +25,7 @@ from memory_core.dashboard.tuning import (
     trajectory_figure,
     trajectory_rows,
 )
+from memory_core.engine.config import preset
 from memory_core.errors import ConfigError, NotFoundError
 from memory_core.store.engine import open_database
 from memory_core.testing import HashingEmbedder
@@ -151,7 +151,7 @@ def test_tuning_page_runs_explains_saves_and_reopens(app: AppTest) -> None:  # n
     assert any(str(m.value).startswith("- **recall@k**: ") for m in app.markdown)  # verdict
     assert any("A and B differ in" in str(m.value) for m in app.markdown)
     next(b for b in app.button if b.label == "Apply B to live atlas").click().run()
-    from memory_core.dashboard.shared import live_system
+    from memory_core.dashboard.ui.shared import live_system
 
     assert live_system().preset == "arm B (tuned)"
     assert any("key-fact weight over simulated time" in t for t in chart_titles(app))

@@ -44,7 +44,7 @@ def test_empty_snapshot_says_so() -> None:
 
 
 def test_valid_snapshot_still_loads(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memory_core.atlas import ElasticMemoryAtlas
+    from memory_core.engine.atlas import ElasticMemoryAtlas
 
     atlas = ElasticMemoryAtlas(embedder=HashingEmbedder())
     atlas.add("a memory worth keeping", session_id="s")

@@ -1,6 +1,5 @@
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.weights import (
     escape_label,
     evolution_figure,
@@ -9,9 +8,10 @@ from memory_core.dashboard.weights import (
     scatter_figure,
     weight_frame,
 )
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.events import DecayApplied
+from memory_core.engine.model import MemoryKind
 from memory_core.errors import InputError
-from memory_core.events import DecayApplied
-from memory_core.model import MemoryKind
 from memory_core.testing import EventRecorder, ManualClock
 
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.clock import Clock, ManualClock, SystemClock, to_datetime, to_epoch
+from memory_core.engine.clock import Clock, ManualClock, SystemClock, to_datetime, to_epoch
 from memory_core.errors import InputError
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.config import (
+from memory_core.engine.config import (
     PRESETS,
     AtlasConfig,
     coerce_value,

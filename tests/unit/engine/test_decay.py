@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from memory_core.config import AtlasConfig
-from memory_core.decay import DECAY_CURVES, base_strength, composite_weight
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.decay import DECAY_CURVES, base_strength, composite_weight
 
 NOW = 1_000_000.0
 HOUR = 3600.0

@@ -23,9 +23,9 @@ from memory_core import (
     SessionEnded,
     StatusChanged,
     SummaryCreated,
-    _forgetting,
 )
-from memory_core.events import EVENT_TYPES
+from memory_core.engine import forgetting
+from memory_core.engine.events import EVENT_TYPES
 from memory_core.testing import EventRecorder
 
 from .conftest import START, AtlasFactory
@@ -149,7 +149,7 @@ def test_all_kinds_emitted_with_fields(
         Process=lambda: SimpleNamespace(memory_info=lambda: SimpleNamespace(rss=99)),
         virtual_memory=lambda: SimpleNamespace(total=100),
     )
-    monkeypatch.setattr(_forgetting, "psutil", fake)
+    monkeypatch.setattr(forgetting, "psutil", fake)
     atlas.decay()
     pressure = rec.of_type("memory_pressure")[0]
     assert isinstance(pressure, MemoryPressure)
@@ -174,7 +174,7 @@ def test_raising_subscriber_does_not_break_the_atlas(
     atlas.subscribe(broken)
     rec = EventRecorder()
     atlas.subscribe(rec)
-    with caplog.at_level(logging.ERROR, logger="memory_core.events"):
+    with caplog.at_level(logging.ERROR, logger="memory_core.engine.events"):
         node = atlas.add("User prefers window seats", session_id="s")
         hits = atlas.retrieve("window", session_id="s")
     assert node.id in atlas

@@ -18,9 +18,9 @@ from memory_core import (
     NotFoundError,
     Relation,
     SummaryItem,
-    _forgetting,
     composite_weight,
 )
+from memory_core.engine import forgetting
 from memory_core.testing import EventRecorder
 
 from .conftest import AtlasFactory, CountingEmbedder, invariants
@@ -366,7 +366,7 @@ def test_memory_pressure_evicts_the_weakest_tenth(
         Process=lambda: SimpleNamespace(memory_info=lambda: SimpleNamespace(rss=900)),
         virtual_memory=lambda: SimpleNamespace(total=1000),
     )
-    monkeypatch.setattr(_forgetting, "psutil", fake)
+    monkeypatch.setattr(forgetting, "psutil", fake)
     counts = atlas.decay()
     assert counts == {"memory_pressure": 1}  # int(19 unpinned * 0.1)
     assert evictions(recorder) == {nodes[1].id: "memory_pressure"}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory_core._table import NodeTable
-from memory_core.graph import EdgeStore
-from memory_core.model import Relation
+from memory_core.engine.graph import EdgeStore
+from memory_core.engine.model import Relation
+from memory_core.engine.table import NodeTable
 
 
 def store_with(n: int) -> tuple[NodeTable, EdgeStore]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.importance import (
+from memory_core.engine.importance import (
     HALF_IMPORTANCE_SURPRISAL,
     IMPORTANCE_ESTIMATORS,
     constant,

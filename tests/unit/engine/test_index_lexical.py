@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
+from memory_core.engine.index import LexicalIndex, tokenize
 from memory_core.errors import IndexError_
-from memory_core.index import LexicalIndex, tokenize
 
 
 def test_tokenize_drops_stopwords_and_folds_plurals() -> None:

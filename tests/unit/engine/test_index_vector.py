@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from memory_core.engine.index import VectorIndex
 from memory_core.errors import IndexError_
-from memory_core.index import VectorIndex
 
 DIM = 16
 
@@ -192,7 +192,7 @@ def test_negative_ids_and_bad_ef_search_are_refused() -> None:
 def test_search_among_a_scope_matches_brute_force_over_the_scope(
     exact_scope: int, hnsw_threshold: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memory_core.index.vector.EXACT_SCOPE", exact_scope)
+    monkeypatch.setattr("memory_core.engine.index.vector.EXACT_SCOPE", exact_scope)
     vectors = unit_rows(60)
     index = VectorIndex(DIM, hnsw_threshold=hnsw_threshold, ef_search=200)
     index.add(np.arange(60), vectors)

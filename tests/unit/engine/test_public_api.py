@@ -34,8 +34,8 @@ def test_all_is_sorted_isort_style() -> None:
 
 
 def test_reexports_are_the_defining_objects() -> None:
-    from memory_core.atlas import ElasticMemoryAtlas
-    from memory_core.config import AtlasConfig
+    from memory_core.engine.atlas import ElasticMemoryAtlas
+    from memory_core.engine.config import AtlasConfig
     from memory_core.errors import AtlasError, InputError
 
     assert memory_core.ElasticMemoryAtlas is ElasticMemoryAtlas

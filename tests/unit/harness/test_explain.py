@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import NotFoundError
 from memory_core.harness.explain import explain, explain_missed
 from memory_core.harness.replay import ReplaySettings, replay_conversation

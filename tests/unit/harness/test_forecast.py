@@ -3,10 +3,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.clock import ManualClock
-from memory_core.config import AtlasConfig
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import ManualClock
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.forecast import forecast
 

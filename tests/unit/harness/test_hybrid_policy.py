@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_core.clock import ManualClock
-from memory_core.config import AtlasConfig
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.engine.clock import ManualClock
+from memory_core.engine.config import AtlasConfig
 from memory_core.harness.policies import HybridPolicy
 
 DIM = 16

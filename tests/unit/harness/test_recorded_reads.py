@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from memory_core.config import AtlasConfig
 from memory_core.embedding.cache import CachedEmbedder
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import SessionFormatError
 from memory_core.harness.metrics import ConversationResult, ReadOutcome, read_outcome, summarize
 from memory_core.harness.policies import Hit

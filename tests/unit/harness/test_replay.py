@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.metrics import summarize
 from memory_core.harness.policies import AtlasPolicy

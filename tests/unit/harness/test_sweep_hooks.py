@@ -8,7 +8,7 @@ from pathlib import Path
 import optuna
 import pytest
 
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
 from memory_core.harness.replay import ReplaySettings
 from memory_core.harness.sweep import opened_study, pareto_front, spec_for, sweep, trial_rows

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memory_core.clock import ManualClock
 from memory_core.embedding import HashingEmbedder
+from memory_core.engine.clock import ManualClock
 from memory_core.knowledge import KnowledgeBase, KnowledgeSettings
 from memory_core.knowledge.items import Checklist, ItemStatus, KnowledgeItem, SourceKind
 from memory_core.store.engine import Database, open_database

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.clock import ManualClock
+from memory_core.engine.clock import ManualClock
 from memory_core.knowledge import ItemStatus, KnowledgeBase, ReviewAction
 from memory_core.knowledge.models import KnowledgeItemRow
 

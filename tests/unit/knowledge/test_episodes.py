@@ -2,7 +2,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_core.clock import ManualClock
+from memory_core.engine.clock import ManualClock
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge import EpisodeStatus, ItemStatus, KnowledgeBase, SourceKind
 

@@ -3,7 +3,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.clock import ManualClock
+from memory_core.engine.clock import ManualClock
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge import CitedBy, ItemStatus, KnowledgeBase, ReviewAction
 

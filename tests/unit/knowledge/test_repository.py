@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from memory_core.clock import ManualClock
+from memory_core.engine.clock import ManualClock
 from memory_core.errors import InputError, NotFoundError
 from memory_core.knowledge import ItemStatus, KnowledgeBase, ReviewAction
 

@@ -3,8 +3,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from memory_core.clock import ManualClock
 from memory_core.embedding import HashingEmbedder
+from memory_core.engine.clock import ManualClock
 from memory_core.errors import InputError
 from memory_core.knowledge import KnowledgeBase, KnowledgeFilter, SourceKind
 from memory_core.knowledge.retrieval import KnowledgeTier

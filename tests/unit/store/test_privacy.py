@@ -7,15 +7,15 @@ import math
 
 import pytest
 
-from memory_core.errors import ConfigError
-from memory_core.events import (
+from memory_core.engine.events import (
     DecayApplied,
     MemoriesMerged,
     MemoryAdded,
     MemoryEvicted,
     StatusChanged,
 )
-from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
+from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
+from memory_core.errors import ConfigError
 from memory_core.store.pii import PiiScrubber
 from memory_core.store.privacy import EventEncoder, LogContent, parse_log_content
 

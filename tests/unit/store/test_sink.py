@@ -10,8 +10,8 @@ from dataclasses import replace
 import pytest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas
+from memory_core.engine.events import EventBus, MemoryReinforced
 from memory_core.errors import InputError, StoreError, StoreUnavailableError
-from memory_core.events import EventBus, MemoryReinforced
 from memory_core.store import EventFilter, EventRecord, EventSink, MemoryStore
 from memory_core.store.memory import MemoryEventRepository
 from memory_core.testing import HashingEmbedder, ManualClock

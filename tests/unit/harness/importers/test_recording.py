@@ -13,8 +13,9 @@ import pytest
 from mcp import Client
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock, MemoryRead
-from memory_core.attribution import attributed
+from memory_core.agent.attribution import attributed
 from memory_core.cli import main
+from memory_core.cli.mcp_server import build_server
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.errors import InputError
 from memory_core.harness.importers import SOURCE_IMPORTERS, ImportOptions, Source, import_source
@@ -26,7 +27,6 @@ from memory_core.harness.session_format import (
     load_conversation,
     parse_conversation,
 )
-from memory_core.mcp_server import build_server
 from memory_core.store.engine import open_database
 from memory_core.store.live import LiveRecorder
 from memory_core.store.memory import MemoryStore

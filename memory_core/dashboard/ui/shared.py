@@ -13,11 +13,11 @@ from typing import Any, cast
 
 import streamlit as st
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.follow import Followed, poll
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, DashboardState, Keys
+from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError, NotFoundError
 
 

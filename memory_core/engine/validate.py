@@ -9,8 +9,8 @@ import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 from memory_core.errors import InputError
-from memory_core.model import MemoryKind, MemoryStatus, Relation
 
 MAX_SESSION_ID = 200
 

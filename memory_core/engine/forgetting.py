@@ -9,11 +9,11 @@ from __future__ import annotations
 import numpy as np
 import psutil
 
-from memory_core._state import AtlasState, SessionState
-from memory_core._table import ACTIVE_CODE, NodeTable
-from memory_core.decay import composite_weight, weight_before_association
-from memory_core.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
-from memory_core.model import KIND_CODES, EvictionReason
+from memory_core.engine.decay import composite_weight, weight_before_association
+from memory_core.engine.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
+from memory_core.engine.model import KIND_CODES, EvictionReason
+from memory_core.engine.state import AtlasState, SessionState
+from memory_core.engine.table import ACTIVE_CODE, NodeTable
 
 WEIGHT_HISTORY_LIMIT = 5_000
 """Decay events carry every weight only for atlases up to this size (weight history)."""

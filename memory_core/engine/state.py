@@ -8,13 +8,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory_core._table import NodeTable
-from memory_core.clock import Clock
-from memory_core.config import AtlasConfig
 from memory_core.embedding.base import Embedder
-from memory_core.events import EventBus
-from memory_core.graph import EdgeStore
-from memory_core.index import LexicalIndex, VectorIndex
+from memory_core.engine.clock import Clock
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.events import EventBus
+from memory_core.engine.graph import EdgeStore
+from memory_core.engine.index import LexicalIndex, VectorIndex
+from memory_core.engine.table import NodeTable
 
 
 @dataclass(slots=True)

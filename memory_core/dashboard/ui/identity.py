@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from memory_core.access import (
+from memory_core.dashboard.access import (
     Action,
     Identity,
     authenticate,

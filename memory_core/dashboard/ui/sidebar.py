@@ -6,21 +6,13 @@ from datetime import timedelta
 
 import streamlit as st
 
-from memory_core.access import Action
+from memory_core.dashboard.access import Action
 from memory_core.dashboard.follow import (
     DEFAULT_EVERY,
     EVERY_RANGE,
     atlas_label,
     check_every,
     status_text,
-)
-from memory_core.dashboard.identity import denied, identity_panel
-from memory_core.dashboard.shared import (
-    current_atlas,
-    dashboard_state,
-    followed,
-    live_system,
-    refresh_followed,
 )
 from memory_core.dashboard.sources import (
     load_recorded,
@@ -29,8 +21,16 @@ from memory_core.dashboard.sources import (
     snapshot_label,
 )
 from memory_core.dashboard.state import SOURCE_LABELS, AtlasSource, Keys, LoadedAtlas
+from memory_core.dashboard.ui.identity import denied, identity_panel
+from memory_core.dashboard.ui.shared import (
+    current_atlas,
+    dashboard_state,
+    followed,
+    live_system,
+    refresh_followed,
+)
+from memory_core.engine.model import MemoryKind
 from memory_core.errors import AtlasError
-from memory_core.model import MemoryKind
 from memory_core.store.watch import RecordedAtlas, recorded_atlases
 
 

@@ -7,11 +7,11 @@ older layout), ``restore`` fills an atlas from it. Index structures are never st
 the loaded vectors and texts to the atlas's own ``AtlasState.index``.
 """
 
-from memory_core._snapshot.capture import Capture, capture, write
-from memory_core._snapshot.layout import FORMAT
-from memory_core._snapshot.legacy import FORMAT as LEGACY_FORMAT
-from memory_core._snapshot.load import SnapshotData, read
-from memory_core._snapshot.restore import restore
+from memory_core.engine.snapshot.capture import Capture, capture, write
+from memory_core.engine.snapshot.layout import FORMAT
+from memory_core.engine.snapshot.legacy import FORMAT as LEGACY_FORMAT
+from memory_core.engine.snapshot.load import SnapshotData, read
+from memory_core.engine.snapshot.restore import restore
 
 READABLE_VERSIONS = frozenset(int(f.rsplit("/", 1)[1]) for f in (FORMAT, LEGACY_FORMAT))
 """Format versions ``read`` accepts (a recorded snapshot row stores its version)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.model import KIND_CODES, STATUS_CODES, MemoryKind, MemoryNode, MemoryStatus
+from memory_core.engine.model import KIND_CODES, STATUS_CODES, MemoryKind, MemoryNode, MemoryStatus
 
 _FLOAT_COLUMNS = ("strength", "weight", "created", "accessed", "expires")
 _SMALL_FLOAT_COLUMNS = ("importance", "confidence", "assoc")

@@ -19,17 +19,13 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from memory_core import _forgetting, _snapshot
-from memory_core import _validate as check
-from memory_core._retrieval import Query, nearest, rank
-from memory_core._state import AtlasState, SessionState, vector_index
-from memory_core._table import ACTIVE_CODE, NodeTable, kind_code, status_code
-from memory_core.clock import Clock, SystemClock
-from memory_core.config import SESSION_END_MODES, AtlasConfig
-from memory_core.decay import base_strength, composite_weight
 from memory_core.embedding.base import Embedder, check_vectors, embed_checked
-from memory_core.errors import AtlasError, ConfigError, InputError, NotFoundError
-from memory_core.events import (
+from memory_core.engine import forgetting, snapshot
+from memory_core.engine import validate as check
+from memory_core.engine.clock import Clock, SystemClock
+from memory_core.engine.config import SESSION_END_MODES, AtlasConfig
+from memory_core.engine.decay import base_strength, composite_weight
+from memory_core.engine.events import (
     AtlasEvent,
     EventBus,
     MemoriesMerged,
@@ -39,10 +35,10 @@ from memory_core.events import (
     StatusChanged,
     SummaryCreated,
 )
-from memory_core.graph import EdgeStore
-from memory_core.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
-from memory_core.index import LexicalIndex
-from memory_core.model import (
+from memory_core.engine.graph import EdgeStore
+from memory_core.engine.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
+from memory_core.engine.index import LexicalIndex
+from memory_core.engine.model import (
     STATUS_CODES,
     EvictionReason,
     MemoryEdge,
@@ -53,7 +49,11 @@ from memory_core.model import (
     RetrievalHit,
     ScoreBreakdown,
 )
-from memory_core.summarize import ExtractiveSummarizer, Summarizer, SummaryItem
+from memory_core.engine.retrieval import Query, nearest, rank
+from memory_core.engine.state import AtlasState, SessionState, vector_index
+from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer, SummaryItem
+from memory_core.engine.table import ACTIVE_CODE, NodeTable, kind_code, status_code
+from memory_core.errors import AtlasError, ConfigError, InputError, NotFoundError
 
 WriteFilter = Callable[[str, Mapping[str, Any]], bool]
 """Decides whether a candidate memory is worth keeping (used by ``offer``)."""
@@ -311,9 +311,7 @@ class ElasticMemoryAtlas:
         """Remove a memory now (logged as evicted with reason ``forgotten``)."""
         with self._lock:
             slot = self._slot(node_id)
-            _forgetting.remove(
-                self._s, np.array([slot]), EvictionReason.FORGOTTEN, self.clock.now()
-            )
+            forgetting.remove(self._s, np.array([slot]), EvictionReason.FORGOTTEN, self.clock.now())
 
     def set_confidence(self, node_id: str, confidence: float) -> MemoryNode:
         value = check.unit_interval(confidence, "confidence")
@@ -562,7 +560,7 @@ class ElasticMemoryAtlas:
     def decay(self) -> dict[str, int]:
         """Recompute all weights and evict expired, weak and orphaned memories; returns counts."""
         with self._lock:
-            return _forgetting.decay_pass(self._s, self.clock.now())
+            return forgetting.decay_pass(self._s, self.clock.now())
 
     def maybe_decay(self) -> None:
         """Run ``decay`` when ``decay_interval_seconds`` of clock time passed since the last."""
@@ -576,7 +574,7 @@ class ElasticMemoryAtlas:
             sessions = (
                 [self._session(session_id)] if session_id else list(self._s.sessions.values())
             )
-            return sum(_forgetting.merge_session(self._s, s, self.clock.now()) for s in sessions)
+            return sum(forgetting.merge_session(self._s, s, self.clock.now()) for s in sessions)
 
     def summarize_session(self, session_id: str) -> MemoryNode | None:
         """Add a summary memory for the session; what it covers is down-weighted."""
@@ -653,7 +651,7 @@ class ElasticMemoryAtlas:
             slots = self._s.session_slots(session)
             affected = len(slots)
             if mode == "purge":
-                _forgetting.purge_session(self._s, session, now)
+                forgetting.purge_session(self._s, session, now)
             elif mode == "fade":
                 table = self._s.table
                 unpinned = slots[~table.pinned[slots]]
@@ -681,8 +679,8 @@ class ElasticMemoryAtlas:
         it, so a recorder's periodic snapshot barely delays the agent's own calls.
         """
         with self._lock:
-            captured = _snapshot.capture(self._s)
-        return _snapshot.write(captured, Path(path))
+            captured = snapshot.capture(self._s)
+        return snapshot.write(captured, Path(path))
 
     @classmethod
     def load_snapshot(
@@ -690,10 +688,10 @@ class ElasticMemoryAtlas:
     ) -> ElasticMemoryAtlas:
         """Rebuild an atlas exactly as saved (its own embedder and clock may be given)."""
         try:
-            data = _snapshot.read(Path(path))
+            data = snapshot.read(Path(path))
             atlas = cls(data.config, embedder=embedder, clock=clock)
             with atlas._lock:
-                _snapshot.restore(atlas._s, data)
+                snapshot.restore(atlas._s, data)
         except AtlasError:
             raise
         except (LookupError, TypeError, ValueError, AttributeError) as exc:
@@ -820,7 +818,7 @@ class ElasticMemoryAtlas:
             links=tuple(links),
             provenance=write.provenance,
         )
-        _forgetting.enforce_capacity(s, protect=slot, now=now)
+        forgetting.enforce_capacity(s, protect=slot, now=now)
         node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
         self.maybe_decay()
         return node

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from memory_core.config import AtlasConfig
+from memory_core.engine.config import AtlasConfig
 
 DecayCurve = Callable[[np.ndarray, np.ndarray, np.ndarray, AtlasConfig], np.ndarray]
 """(strength, hours since last access, access counts, config) -> decayed strength."""

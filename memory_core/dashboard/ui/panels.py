@@ -11,7 +11,6 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from memory_core.atlas import ElasticMemoryAtlas
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.eviction_view import forgotten_total
 from memory_core.dashboard.filters import NodeFilter
@@ -25,9 +24,10 @@ from memory_core.dashboard.graph_view import (
     legend_html,
 )
 from memory_core.dashboard.inspector import node_details, node_options
-from memory_core.dashboard.shared import followed, live_system
+from memory_core.dashboard.ui.shared import followed, live_system
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.events import AtlasEvent
 from memory_core.errors import NotFoundError
-from memory_core.events import AtlasEvent
 
 _MEMO = "_graph_memo"
 STATUS_REFRESH = 1.0

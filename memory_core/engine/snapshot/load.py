@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from memory_core._snapshot import hnsw, legacy
-from memory_core._snapshot.layout import (
+from memory_core.engine.config import AtlasConfig
+from memory_core.engine.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.snapshot import hnsw, legacy
+from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
     EMBEDDINGS,
@@ -34,9 +36,7 @@ from memory_core._snapshot.layout import (
     Refusal,
     unpack_texts,
 )
-from memory_core.config import AtlasConfig
 from memory_core.errors import ConfigError, InputError
-from memory_core.model import KIND_CODES, STATUS_CODES, Relation
 
 _READ_ERRORS = (
     OSError,

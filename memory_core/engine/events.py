@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar
 
-from memory_core.model import EvictionReason, MemoryKind, MemoryStatus
+from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
 
 log = logging.getLogger(__name__)
 

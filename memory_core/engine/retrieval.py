@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from memory_core._state import AtlasState, SessionState
-from memory_core._table import ACTIVE_CODE
-from memory_core.decay import composite_weight
+from memory_core.engine.decay import composite_weight
+from memory_core.engine.state import AtlasState, SessionState
+from memory_core.engine.table import ACTIVE_CODE
 
 
 @dataclass(slots=True, frozen=True)

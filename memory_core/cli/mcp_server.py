@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory_core.atlas import ElasticMemoryAtlas
-from memory_core.attribution import attributed
+from memory_core.agent.attribution import attributed
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.events import MemoryRead
+from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import AtlasError
-from memory_core.events import MemoryRead
-from memory_core.model import MemoryNode, RetrievalHit
 
 T = TypeVar("T")
 

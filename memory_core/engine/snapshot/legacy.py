@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from memory_core._snapshot.layout import (
+from memory_core.engine.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
     EMBEDDINGS,
@@ -19,7 +20,6 @@ from memory_core._snapshot.layout import (
     Raw,
     Refusal,
 )
-from memory_core.model import KIND_CODES, STATUS_CODES, Relation
 
 FORMAT = "atlas-snapshot/1"
 META = "meta"

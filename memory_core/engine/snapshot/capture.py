@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from memory_core._snapshot import hnsw
-from memory_core._snapshot.layout import (
+from memory_core.engine.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.snapshot import hnsw
+from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
     EMBEDDINGS,
@@ -20,8 +21,7 @@ from memory_core._snapshot.layout import (
     NODE_COLUMNS,
     pack_texts,
 )
-from memory_core._state import AtlasState
-from memory_core.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.state import AtlasState
 
 _RELATIONS = tuple(Relation)
 _RELATION_CODE = {r: i for i, r in enumerate(_RELATIONS)}

@@ -6,9 +6,9 @@ from collections import Counter, deque
 
 import numpy as np
 
-from memory_core._snapshot import hnsw
-from memory_core._snapshot.load import RELATIONS, SnapshotData
-from memory_core._state import AtlasState
+from memory_core.engine.snapshot import hnsw
+from memory_core.engine.snapshot.load import RELATIONS, SnapshotData
+from memory_core.engine.state import AtlasState
 from memory_core.errors import InputError
 
 

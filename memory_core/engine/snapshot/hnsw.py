@@ -20,7 +20,7 @@ from typing import Any
 import faiss
 import numpy as np
 
-from memory_core._snapshot.layout import Refusal
+from memory_core.engine.snapshot.layout import Refusal
 
 MEMBERS = ("graph_rows", "graph_deleted", "graph_levels", "graph_neighbors")
 _CHUNK = 8192

@@ -1,7 +1,7 @@
 """Domain types: memory nodes, typed edges and retrieval hits.
 
 Nodes handed out by the atlas are *snapshots*: the live state sits in columnar arrays
-(see ``_table``) so that decay and eviction run vectorised; a snapshot never changes
+(see ``table``) so that decay and eviction run vectorised; a snapshot never changes
 under the caller's feet.
 """
 

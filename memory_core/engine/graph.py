@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import networkx as nx
 import numpy as np
 
-from memory_core._table import NodeTable
-from memory_core.model import Relation
+from memory_core.engine.model import Relation
+from memory_core.engine.table import NodeTable
 
 
 class EdgeStore:
