@@ -28,6 +28,7 @@ navigation = st.navigation(
             st.Page("pages/eviction_log.py", title="Eviction log", icon=":material/delete_sweep:"),
         ],
         "Tune": [
+            st.Page("pages/key_facts.py", title="Mark key facts", icon=":material/flag:"),
             st.Page("pages/ab_tuning.py", title="A/B tuning", icon=":material/tune:"),
         ],
         "Review": [
