@@ -135,6 +135,8 @@ def status_view() -> None:
             f"evicted {last.evicted}{' · session ended' if last.session_ended else ''}"
         )
         st.text(last.turn.text)
+        for message in last.rules:
+            st.info(message)
     if status.state is not PlayerState.PLAYING and st.session_state.get("demo_polling"):
         st.session_state["demo_polling"] = False
         st.rerun()

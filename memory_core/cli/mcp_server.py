@@ -1,6 +1,11 @@
 """An MCP server exposing one atlas: ``memory_write``, ``memory_read``, ``memory_forget``,
 ``session_end``, ``memory_stats`` tools and an ``atlas://graph`` resource.
 
+Writes and reads go through the agent loop (``memory_core.agent.loop.TurnLoop``): the
+same write filter, attribution and orchestrator rules as every other turn, so a write of
+"forget what I just said" soft-deletes instead of being stored, and a session that grows
+past ``episode_after_memories`` folds its oldest memories into an episode.
+
 Engine errors become MCP tool errors whose text names the bad field, so a client (or
 the model behind it) can correct the call.
 """
@@ -14,7 +19,10 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
-from memory_core.agent.attribution import attributed
+from memory_core.agent.loop import Stored, TurnLoop
+from memory_core.agent.memory import AtlasMemory
+from memory_core.agent.remember import RememberPolicy, everything
+from memory_core.agent.rules import Orchestrator, orchestrator_for
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import MemoryRead
 from memory_core.engine.model import MemoryNode, RetrievalHit
@@ -78,9 +86,38 @@ def _guard(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
-def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> MCPServer:
-    """An MCP server bound to ``atlas`` (transport chosen by the caller's ``run``)."""
+def write_view(done: Stored[MemoryNode]) -> dict[str, Any]:
+    """What ``memory_write`` answers: the stored memory and the rules that fired, what a
+    forget request soft-deleted, or that the write filter declined it."""
+    if done.forget is not None:
+        return {"forgotten": list(done.forget.forgotten), "message": done.forget.message}
+    if done.stored is None:
+        return {"stored": False, "message": "not worth remembering (write filter)"}
+    view = node_view(done.stored)
+    if done.rules:
+        view["rules"] = [{"rule": e.rule, "message": e.message} for e in done.rules]
+    return view
+
+
+def build_server(
+    atlas: ElasticMemoryAtlas,
+    *,
+    name: str = "elastic-atlas",
+    remember: RememberPolicy = everything,
+    rules: Orchestrator | bool = True,
+) -> MCPServer:
+    """An MCP server bound to ``atlas`` (transport chosen by the caller's ``run``).
+
+    ``remember`` is the write filter (every explicit write by default); ``rules`` the
+    orchestrator (``True``: one over ``atlas``; ``False``: no rules).
+    """
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version="0.1.0")
+    loop: TurnLoop[RetrievalHit, MemoryNode] = TurnLoop(
+        AtlasMemory(atlas),
+        remember=remember,
+        link_top=0,  # a write links only to what the client names
+        rules=orchestrator_for(atlas, rules),
+    )
 
     @server.tool(
         description="Store a memory (fact, preference, decision, event) in a session; "
@@ -99,20 +136,18 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
         speaker: str | None = None,
     ) -> dict[str, Any]:
         meta = metadata if speaker is None else {**(metadata or {}), "speaker": speaker}
-        node = _guard(
-            lambda: atlas.add(
-                attributed(content, speaker),
-                session_id=session_id,
-                kind=kind,
-                metadata=meta,
-                importance=importance,
-                confidence=confidence,
-                ttl_hours=ttl_hours,
-                pinned=pinned,
-                links_to=links_to,
-            )
+        options = {
+            "kind": kind,
+            "importance": importance,
+            "confidence": confidence,
+            "ttl_hours": ttl_hours,
+            "pinned": pinned,
+            "links_to": links_to,
+        }
+        done = _guard(
+            lambda: loop.store(content, session_id=session_id, metadata=meta, options=options)
         )
-        return node_view(node)
+        return write_view(done)
 
     @server.tool(
         description="Retrieve the memories most relevant to a query, with score breakdowns."
@@ -127,15 +162,10 @@ def build_server(atlas: ElasticMemoryAtlas, *, name: str = "elastic-atlas") -> M
         reinforce: bool = True,
     ) -> dict[str, Any]:
         at = atlas.clock.now()  # before the call: a write that starts later comes after it
+        options = {"cross_session": cross_session, "kinds": kinds, "metadata": metadata}
         hits = _guard(
-            lambda: atlas.retrieve(
-                query,
-                top_k=top_k,
-                session_id=session_id,
-                cross_session=cross_session,
-                kinds=kinds,
-                metadata=metadata,
-                reinforce=reinforce,
+            lambda: loop.recall(
+                query, session_id=session_id, top_k=top_k, reinforce=reinforce, options=options
             )
         )
         if atlas.events.active:  # a recorder listens: log the read for replay

@@ -2,10 +2,11 @@
 
 Playback runs on its own daemon thread so the page's script thread never blocks and
 Stop/Pause act at once; pages poll ``status()`` from an ``st.fragment(run_every=...)``.
-Every step does what an agent would: recall what the user's words bring back
-(reinforcing it, possibly from earlier sessions), store the turn (auto-linking it),
-let the clock run and decay weights (evicting what fell too low), and end each session
-when its last turn is played (summarizing it with the default config).
+Every step is a turn of the agent loop (``memory_core.agent.loop.TurnLoop``): recall what
+the user's words bring back (reinforcing it, possibly from earlier sessions), store the
+turn as said by its speaker (linked to what it recalled; the orchestrator's rules run
+around the store), let the clock run and decay weights (evicting what fell too low), and
+end each session when its last turn is played (summarizing it with the default config).
 """
 
 from __future__ import annotations
@@ -18,8 +19,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from memory_core.agent.loop import TurnLoop
+from memory_core.agent.memory import AtlasMemory
+from memory_core.agent.rules import Orchestrator
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.config import PRESETS, AtlasConfig
+from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.session_format import Conversation, Turn, load_conversation
 
@@ -67,10 +72,13 @@ class StepResult:
     turn: Turn
     session_id: str
     node_id: str
+    """The memory the turn is stored as; "" when it was not stored (a forget request)."""
     recalled: tuple[tuple[str, float], ...]
     """(memory id, retrieval score) of what the turn brought back."""
     evicted: int
     session_ended: bool
+    rules: tuple[str, ...] = ()
+    """What the orchestrator's rules did on this turn ("episode created from 50 memories")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +158,9 @@ class DemoPlayer:
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self._atlas = atlas
+        self._loop: TurnLoop[RetrievalHit, MemoryNode] = TurnLoop(
+            AtlasMemory(atlas, cross_session=True), rules=Orchestrator(atlas)
+        )
         self._clock = clock
         self._cond = threading.Condition()
         self._step_lock = threading.Lock()
@@ -295,20 +306,33 @@ class DemoPlayer:
         if previous is not None:
             gap = max(0.0, turn.at - previous.at) * scale
             self._clock.advance(min(gap, MAX_GAP_HOURS * 3600.0))
-        atlas = self._atlas
-        recalled: tuple[tuple[str, float], ...] = ()
-        if turn.speaker == "user" and len(atlas):
-            hits = atlas.retrieve(turn.text, RECALL_TOP_K, session_id=sid, cross_session=True)
-            recalled = tuple((h.node.id, h.score) for h in hits)
-        node = atlas.add(
+        atlas, loop = self._atlas, self._loop
+        hits = (
+            loop.recall(turn.text, session_id=sid, top_k=RECALL_TOP_K)
+            if turn.speaker == "user"
+            else []
+        )
+        done = loop.store(
             turn.text,
             session_id=sid,
+            hits=hits,
             metadata={"speaker": turn.speaker, "turn": turn.id},
         )
         evicted = sum(atlas.decay().values())
-        if last_of_session:
+        if last_of_session and sid in atlas.sessions():
             atlas.end_session(sid)
-        return StepResult(turn, sid, node.id, recalled, evicted, last_of_session)
+        messages = [e.message for e in done.rules]
+        if done.forget is not None:
+            messages.append(done.forget.message)
+        return StepResult(
+            turn,
+            sid,
+            done.stored.id if done.stored is not None else "",
+            tuple((h.node.id, h.score) for h in hits),
+            evicted,
+            last_of_session,
+            tuple(messages),
+        )
 
     def _purge(self) -> None:
         conv = self._conversation

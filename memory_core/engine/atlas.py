@@ -27,11 +27,14 @@ from memory_core.engine.config import SESSION_END_MODES, AtlasConfig
 from memory_core.engine.decay import base_strength, composite_weight
 from memory_core.engine.events import (
     AtlasEvent,
+    ConfigChanged,
     EventBus,
     MemoriesMerged,
     MemoryAdded,
+    MemoryLinked,
     MemoryReinforced,
     SessionEnded,
+    MemoryUpdated,
     StatusChanged,
     SummaryCreated,
 )
@@ -158,6 +161,8 @@ class ElasticMemoryAtlas:
                         name, getattr(config, name), "cannot change on a running atlas"
                     )
             self._s.config = config
+            if self._s.bus.active:
+                self._emit(ConfigChanged, config=config.to_dict())
 
     def __len__(self) -> int:
         return len(self._s.table)
@@ -276,6 +281,14 @@ class ElasticMemoryAtlas:
             if a == b:
                 raise InputError("target_id", "a memory cannot be linked to itself")
             self._s.edges.link(a, b, rel, strength)
+            self._emit(
+                MemoryLinked,
+                session_id=self._s.session_of(a),
+                node_id=source_id,
+                target_id=target_id,
+                relation=rel.value,
+                strength=strength,
+            )
             return MemoryEdge(source_id, target_id, rel, strength)
 
     def set_status(
@@ -318,6 +331,7 @@ class ElasticMemoryAtlas:
         with self._lock:
             slot = self._slot(node_id)
             self._s.table.confidence[slot] = value
+            self._emit(MemoryUpdated, session_id=self._s.session_of(slot), node_id=node_id)
             return self._snapshot(slot)
 
     def pin(self, node_id: str, pinned: bool = True) -> MemoryNode:
@@ -325,6 +339,7 @@ class ElasticMemoryAtlas:
         with self._lock:
             slot = self._slot(node_id)
             self._s.table.pinned[slot] = bool(pinned)
+            self._emit(MemoryUpdated, session_id=self._s.session_of(slot), node_id=node_id)
             return self._snapshot(slot)
 
     # ------------------------------------------------------------------ reads
@@ -445,12 +460,7 @@ class ElasticMemoryAtlas:
         with self._lock:
             ids = self._s.table.ids
             if node_id is None:
-                rels = [
-                    (src, dst, rel, st)
-                    for u, v, data in self._s.edges.graph.edges(data=True)
-                    for rel, (src, st) in data["rels"].items()
-                    for dst in (v if src == u else u,)
-                ]
+                rels = list(self._s.edges.all_relations())
             else:
                 rels = list(self._s.edges.relations(self._slot(node_id)))
             return [MemoryEdge(str(ids[a]), str(ids[b]), rel, float(st)) for a, b, rel, st in rels]
@@ -580,63 +590,80 @@ class ElasticMemoryAtlas:
         """Add a summary memory for the session; what it covers is down-weighted."""
         with self._lock:
             session = self._session(session_id)
-            table = self._s.table
-            slots = self._s.session_slots(session)
-            slots = slots[
-                (table.kind[slots] != kind_code(MemoryKind.SUMMARY))
-                & (table.status[slots] == ACTIVE_CODE)
-            ]
-            if len(slots) < 2:
-                return None
-            items = [
-                SummaryItem(
-                    str(table.ids[s]),
-                    str(table.contents[s]),
-                    float(table.weight[s]),
-                    float(table.created[s]),
-                )
-                for s in slots.tolist()
-            ]
-            summary = self._summarizer.summarize(items, self.config.max_content_chars)
-            covered = [table.slot_of[i] for i in summary.covered_ids if i in table.slot_of]
-            if not covered:
-                return None
-            provenance = tuple(
-                dict.fromkeys(
-                    p for s in covered for p in (table.provenance[s] or (str(table.ids[s]),))
-                )
+            return self._summarize(session, self._s.session_slots(session), MemoryKind.SUMMARY)
+
+    def summarize_nodes(
+        self, session_id: str, node_ids: Sequence[str], *, kind: MemoryKind | str
+    ) -> MemoryNode | None:
+        """Fold some of a session's memories into one summary memory of ``kind`` (an
+        episode, say); it ``summarizes`` every one of them, and what its text covers is
+        down-weighted. None when fewer than two active memories are left to fold."""
+        folded = check.kind(kind)
+        with self._lock:
+            session = self._session(session_id)
+            slots = np.array([self._slot(i) for i in node_ids], np.int64)
+            if slots.size and np.any(self._s.table.session[slots] != session.code):
+                raise InputError("node_ids", f"must all belong to session {session_id!r}")
+            return self._summarize(session, slots, folded, link_all=True)
+
+    def _summarize(
+        self, session: SessionState, slots: np.ndarray, kind: MemoryKind, *, link_all: bool = False
+    ) -> MemoryNode | None:
+        table = self._s.table
+        slots = slots[
+            (table.kind[slots] != kind_code(MemoryKind.SUMMARY))
+            & (table.kind[slots] != kind_code(kind))
+            & (table.status[slots] == ACTIVE_CODE)
+        ]
+        if len(slots) < 2:
+            return None
+        ids = [str(table.ids[s]) for s in slots.tolist()]
+        items = [
+            SummaryItem(
+                ids[i], str(table.contents[s]), float(table.weight[s]), float(table.created[s])
             )
-            write = _Write(
-                content=summary.text,
-                session_id=session.id,
-                kind=MemoryKind.SUMMARY,
-                metadata={"type": "summary", "covers": len(covered)},
-                importance=1.0,
-                confidence=1.0,
-                expires=math.inf,
-                pinned=False,
-                provenance=provenance,
-                links_to=(),
-            )
-            vector = self._vectors([write.content], None)[0]
-            node = self._insert(write, vector, allow_merge=False, auto_link=False)
-            summary_slot = table.slot_of[node.id]
-            # only what the text covers, and only what the insert's capacity check left alive
-            covered_now = np.array(
-                [table.slot_of[i] for i in summary.covered_ids if i in table.slot_of], np.int64
-            )
-            for s in covered_now.tolist():
-                self._s.edges.link(summary_slot, s, Relation.SUMMARIZES, 1.0)
-            table.strength[covered_now] *= self.config.summary_downweight
-            self._refresh_weight(np.append(covered_now, summary_slot))
-            self._emit(
-                SummaryCreated,
-                session_id=session.id,
-                node_id=node.id,
-                source_ids=tuple(summary.covered_ids),
-                content=summary.text,
-            )
-            return self._snapshot(summary_slot)
+            for i, s in enumerate(slots.tolist())
+        ]
+        summary = self._summarizer.summarize(items, self.config.max_content_chars)
+        covered = [table.slot_of[i] for i in summary.covered_ids if i in table.slot_of]
+        if not covered:
+            return None
+        provenance = tuple(
+            dict.fromkeys(p for s in covered for p in (table.provenance[s] or (str(table.ids[s]),)))
+        )
+        write = _Write(
+            content=summary.text,
+            session_id=session.id,
+            kind=kind,
+            metadata={"type": kind.value, "covers": len(covered)}
+            | ({"folds": len(ids)} if link_all else {}),
+            importance=1.0,
+            confidence=1.0,
+            expires=math.inf,
+            pinned=False,
+            provenance=provenance,
+            links_to=(),
+        )
+        vector = self._vectors([write.content], None)[0]
+        node = self._insert(write, vector, allow_merge=False, auto_link=False)
+        summary_slot = table.slot_of[node.id]
+        # only what the text covers, and only what the insert's capacity check left alive
+        covered_now = np.array(
+            [table.slot_of[i] for i in summary.covered_ids if i in table.slot_of], np.int64
+        )
+        linked = ids if link_all else summary.covered_ids
+        for s in [table.slot_of[i] for i in linked if i in table.slot_of]:
+            self._s.edges.link(summary_slot, s, Relation.SUMMARIZES, 1.0)
+        table.strength[covered_now] *= self.config.summary_downweight
+        self._refresh_weight(np.append(covered_now, summary_slot))
+        self._emit(
+            SummaryCreated,
+            session_id=session.id,
+            node_id=node.id,
+            source_ids=tuple(summary.covered_ids),
+            content=summary.text,
+        )
+        return self._snapshot(summary_slot)
 
     def end_session(self, session_id: str, mode: str | None = None) -> int:
         """End a session: ``keep``, ``fade`` (weights drop, decay reclaims them), ``summarize``

@@ -278,6 +278,42 @@ class AtlasConfig:
         96, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096
     )
     hnsw_ef_construction: int = _f(64, "index", "HNSW build breadth.", low=8, high=4096)
+    # agent-loop rules (the second seed's memory state orchestrator; see docs/agent-loop.md)
+    episode_after_memories: int | None = _f(
+        50,
+        "rules",
+        "A session holding more short-term memories than this folds its oldest ones into an "
+        "episode summary (None = off).",
+        low=2,
+        high=100_000,
+        optional=True,
+    )
+    review_after_corrections: int | None = _f(
+        3,
+        "rules",
+        "A statement corrected (superseded) this many times in a row goes to knowledge review "
+        "(None = off).",
+        low=1,
+        high=1_000,
+        optional=True,
+    )
+    forget_on_request: bool = _f(
+        True, "rules", "'Forget what I just said' soft-deletes what it refers to."
+    )
+    forget_intent_similarity: float = _f(
+        0.45,
+        "rules",
+        "Cosine to the nearest forget-request example above which an input is a request.",
+        low=0.0,
+        high=1.0,
+    )
+    forget_recent: int = _f(
+        1,
+        "rules",
+        "How many of the session's most recent user memories 'forget that' refers to.",
+        low=1,
+        high=100,
+    )
     # determinism
     seed: int = _f(
         0, "determinism", "Seed for ids and any randomness, so runs replay exactly.", low=0

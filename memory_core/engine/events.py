@@ -17,6 +17,12 @@ from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
 
 log = logging.getLogger(__name__)
 
+Row = dict[str, float]
+"""A memory's table columns after a change (``strength``, ``weight``, ``accessed``...),
+as ``memory_core.engine.apply`` records them so a follower can set them exactly."""
+Edge = tuple[str, str, str, float]
+"""(source id, target id, relation, strength) of one relation."""
+
 
 @dataclass(slots=True, frozen=True, kw_only=True)
 class AtlasEvent:
@@ -43,6 +49,12 @@ class MemoryAdded(AtlasEvent):
     importance: float
     links: tuple[str, ...] = ()
     provenance: tuple[str, ...] = ()
+    # filled by a recorder (memory_core.engine.apply.enrich) so the add can be replayed
+    metadata: dict[str, Any] = field(default_factory=dict)
+    embedding: bytes = b""
+    """float32 vector as stored by the vector index."""
+    row: Row = field(default_factory=dict)
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -52,6 +64,7 @@ class MemoryReinforced(AtlasEvent):
     weight: float
     strength: float
     access_count: int
+    accessed: float | None = None
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -86,6 +99,11 @@ class MemoriesMerged(AtlasEvent):
     merged_id: str | None
     merged_content: str
     similarity: float
+    # filled by a recorder: the kept memory afterwards (its relations included)
+    row: Row = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    provenance: tuple[str, ...] = ()
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -95,6 +113,7 @@ class StatusChanged(AtlasEvent):
     old: MemoryStatus
     new: MemoryStatus
     reason: str
+    row: Row = field(default_factory=dict)
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -103,6 +122,9 @@ class SummaryCreated(AtlasEvent):
     node_id: str
     source_ids: tuple[str, ...]
     content: str
+    # filled by a recorder: the rows the summary changed and its relations
+    rows: dict[str, Row] = field(default_factory=dict)
+    edges: tuple[Edge, ...] = ()
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -110,6 +132,36 @@ class SessionEnded(AtlasEvent):
     type: ClassVar[str] = "session_end"
     mode: str
     affected: int
+    rows: dict[str, Row] = field(default_factory=dict)
+    """Filled by a recorder for ``fade``: the rows it changed."""
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryUpdated(AtlasEvent):
+    """A memory pinned or unpinned, or its confidence set; ``row`` as in ``MemoryAdded``."""
+
+    type: ClassVar[str] = "updated"
+    node_id: str
+    row: Row = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class MemoryLinked(AtlasEvent):
+    """A relation added by hand (``link``); automatic links travel with their write."""
+
+    type: ClassVar[str] = "linked"
+    node_id: str
+    target_id: str
+    relation: str
+    strength: float
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
+class ConfigChanged(AtlasEvent):
+    """``reconfigure``: the decay and forgetting rules from now on (``AtlasConfig.to_dict``)."""
+
+    type: ClassVar[str] = "config"
+    config: dict[str, Any]
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
@@ -132,6 +184,25 @@ class MemoryRead(AtlasEvent):
 
 
 @dataclass(slots=True, frozen=True, kw_only=True)
+class RuleFired(AtlasEvent):
+    """An agent-loop rule changed the memory (the second seed's memory state orchestrator).
+
+    ``rule`` names it (``episode``, ``knowledge_review``, ``forget_request``); ``node_id``
+    is what it produced or acted on last (the episode memory, the corrected statement, the
+    last memory soft-deleted); ``source_ids`` every memory it acted on; ``message`` the
+    line a reviewer reads ("episode created from 50 memories"); ``item_id`` the knowledge
+    item it submitted, if any.
+    """
+
+    type: ClassVar[str] = "rule"
+    rule: str
+    node_id: str
+    message: str
+    source_ids: tuple[str, ...] = ()
+    item_id: str | None = None
+
+
+@dataclass(slots=True, frozen=True, kw_only=True)
 class MemoryPressure(AtlasEvent):
     type: ClassVar[str] = "memory_pressure"
     rss_fraction: float
@@ -151,6 +222,10 @@ EVENT_TYPES: dict[str, type[AtlasEvent]] = {
         SessionEnded,
         MemoryPressure,
         MemoryRead,
+        RuleFired,
+        MemoryUpdated,
+        MemoryLinked,
+        ConfigChanged,
     )
 }
 

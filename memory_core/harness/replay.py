@@ -1,15 +1,18 @@
 """Replay a conversation through a memory policy, the way an agent would use it.
 
-The loop, per turn (the first seed's agent loop, section 4.1, on a simulated clock):
+Each turn goes through the agent loop (``memory_core.agent.loop.TurnLoop``) with the
+policy as its memory and no responder, on a simulated clock:
 
 1. set the ``ManualClock`` to the turn's time (sessions months apart are months apart);
-2. retrieve the ``context_k`` best memories with the turn's text (as stored: with its
-   speaker, see ``memory_text``) as the query — an
-   access, so hits are reinforced; scoped to the turn's session plus other sessions;
+2. the loop recalls the ``context_k`` best memories with the turn's text (as stored: with
+   its speaker, see ``memory_text``) as the query — an access, so hits are reinforced;
+   scoped to the turn's session plus other sessions;
 3. if a write filter is given and declines the turn, stop here;
-4. add the turn with provenance ``(turn id,)`` and ``links_to`` the ``link_top`` best
-   hits still held; the atlas itself runs its decay pass whenever
-   ``decay_interval_seconds`` passed and evicts at ``max_nodes``;
+4. the loop stores the turn with provenance ``(turn id,)`` and ``links_to`` the
+   ``link_top`` best hits still held; the atlas itself runs its decay pass whenever
+   ``decay_interval_seconds`` passed and evicts at ``max_nodes``. With
+   ``ReplaySettings.rules`` (``atlas`` policies only) the orchestrator's rules run around
+   the store as they do for an agent; off by default, so a replay measures the memory;
 5. every ``trajectory_every`` turns, sample each key fact's best weight.
 
 A recorded conversation (``atlas import recording``) carries the agent's own reads: they
@@ -34,18 +37,20 @@ import time
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
 from typing import Any
 
 import numpy as np
 
 from memory_core.agent.attribution import attributed
+from memory_core.agent.loop import TurnLoop
+from memory_core.agent.remember import everything
+from memory_core.agent.rules import Orchestrator
 from memory_core.embedding.base import Embedder, embed_checked
-from memory_core.embedding.cache import CachedEmbedder
-from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.embedding.registry import make_embedder
 from memory_core.engine.clock import ManualClock
 from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
+from memory_core.harness.guarded_policy import GuardedAtlasPolicy
 from memory_core.harness.metrics import (
     ConversationResult,
     EvidenceIndex,
@@ -56,7 +61,7 @@ from memory_core.harness.metrics import (
     read_outcome,
     weight_percentiles,
 )
-from memory_core.harness.policies import POLICIES, MemoryPolicy, make_policy
+from memory_core.harness.policies import POLICIES, AtlasPolicy, Hit, MemoryPolicy, make_policy
 from memory_core.harness.session_format import Conversation, RecordedRead, Turn
 
 WriteFilter = Callable[[str, Mapping[str, Any]], bool]
@@ -78,6 +83,10 @@ class ReplaySettings:
     capacity_fraction: float | None = None
     conflicts: bool = False
     """Writes go through a ``ConflictGuard`` with automatic resolution (``atlas`` only)."""
+    rules: bool = False
+    """Run the agent loop's orchestrator rules (episodes, knowledge review after
+    corrections, forget requests) with the config's thresholds (``atlas`` only). Off by
+    default: they change what is stored, so the measured numbers would change."""
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
@@ -97,6 +106,8 @@ class ReplaySettings:
             raise InputError("capacity_fraction", f"must be in (0, 1], got {fraction!r}")
         if self.conflicts and self.policy != "atlas":
             raise InputError("conflicts", f"needs policy 'atlas', got {self.policy!r}")
+        if self.rules and self.policy != "atlas":
+            raise InputError("rules", f"needs policy 'atlas', got {self.policy!r}")
 
     def config_for(self, conversation: Conversation, config: AtlasConfig) -> AtlasConfig:
         """The configuration a conversation runs under (capacity fraction applied)."""
@@ -132,36 +143,66 @@ class Replay:
     stored: dict[str, str]  # turn id -> id of the memory it was first stored as
 
 
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
-
-
-def _minilm() -> Embedder:
-    from memory_core.embedding.minilm import default_embedder
-
-    embedder: Embedder = default_embedder()
-    return embedder
-
-
-@cache
-def _hashing() -> Embedder:
-    return CachedEmbedder(HashingEmbedder())
-
-
-EMBEDDERS.update({"minilm": _minilm, "hashing": _hashing})
-
-
-def harness_embedder(name: str = "minilm") -> Embedder:
-    """A cached embedder by name: ``minilm`` (persistent cache in the data folder) or
-    ``hashing`` (the fast fake, for smoke runs and unit tests)."""
-    factory = EMBEDDERS.get(name)
-    if factory is None:
-        raise InputError("embedder", f"must be one of {', '.join(EMBEDDERS)}, got {name!r}")
-    return factory()
-
-
 def memory_text(turn: Turn) -> str:
     """What a turn is stored as: the utterance with who said it (``attribution``)."""
     return attributed(turn.text, turn.speaker)
+
+
+class PolicyMemory:
+    """A harness policy as the agent loop's ``TurnMemory[Hit, str]``: recalls with the
+    precomputed vectors, stores with the turn id (the provenance's one entry)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self, policy: MemoryPolicy) -> None:
+        self.policy = policy
+
+    def recall(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        top_k: int,
+        session_id: str | None,
+        reinforce: bool,
+        options: Mapping[str, Any],
+    ) -> list[Hit]:
+        return self.policy.retrieve(
+            text, _known(vector), top_k=top_k, session_id=session_id, reinforce=reinforce
+        )
+
+    def store(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        session_id: str,
+        provenance: tuple[str, ...],
+        links_to: Sequence[str],
+        metadata: Mapping[str, Any],
+        options: Mapping[str, Any],
+    ) -> str:
+        (turn_id,) = provenance
+        return self.policy.add(
+            text,
+            _known(vector),
+            turn_id=turn_id,
+            session_id=session_id,
+            links_to=links_to,
+            metadata=metadata,
+        )
+
+    def hit_id(self, hit: Hit) -> str:
+        return hit.id
+
+    def stored_id(self, stored: str) -> str:
+        return stored
+
+
+def _known(vector: np.ndarray | None) -> np.ndarray:
+    if vector is None:  # the replay embeds every text up front
+        raise InputError("vector", "a replay passes every text's precomputed vector")
+    return vector
 
 
 def conversation_texts(conversation: Conversation) -> list[str]:
@@ -192,17 +233,18 @@ def replay_conversation(
 ) -> Replay:
     """Run the loop described in the module docstring over one conversation."""
     settings = settings or ReplaySettings()
-    embedder = embedder or harness_embedder()
+    embedder = embedder or make_embedder()
     if vectors is None:
         vectors = embed_conversation(conversation, embedder)
     run_config = settings.config_for(conversation, config)
     turns = sum(len(s.turns) for s in conversation.sessions)
     clock = ManualClock(conversation.sessions[0].started_at)
     policy = (
-        _guarded_policy(run_config, embedder, clock)
+        GuardedAtlasPolicy(run_config, embedder, clock)
         if settings.conflicts
         else make_policy(settings.policy, run_config, embedder, clock)
     )
+    loop = _turn_loop(policy, settings, write_filter)
     index = EvidenceIndex(conversation.key_facts)
     samples: list[np.ndarray] = []
     sample_times: list[float] = []
@@ -218,22 +260,20 @@ def replay_conversation(
             text = memory_text(turn)
             vector = vectors[text]
             hits = (
-                policy.retrieve(
-                    text, vector, top_k=settings.context_k, session_id=session.id, reinforce=True
-                )
+                loop.recall(text, session_id=session.id, top_k=settings.context_k, vector=vector)
                 if conversation.reads is None
                 else []
             )
-            meta = {"speaker": turn.speaker}
-            if write_filter is None or write_filter(text, meta):
-                stored[turn.id] = policy.add(
-                    text,
-                    vector,
-                    turn_id=turn.id,
-                    session_id=session.id,
-                    links_to=[h.id for h in hits[: settings.link_top]],
-                    metadata=meta,
-                )
+            kept = loop.store(
+                turn.text,
+                session_id=session.id,
+                hits=hits,
+                vector=vector,
+                provenance=(turn.id,),
+                metadata={"speaker": turn.speaker},
+            )
+            if kept.stored is not None:
+                stored[turn.id] = kept.stored
             done += 1
             read_outcomes += _replay_reads(policy, clock, vectors, reads.get(done, ()))
             if done % settings.trajectory_every == 0:
@@ -291,11 +331,18 @@ def _replay_reads(
     return outcomes
 
 
-def _guarded_policy(config: AtlasConfig, embedder: Embedder, clock: ManualClock) -> MemoryPolicy:
-    # imported on use: the conflicts package builds on the harness's AtlasPolicy
-    from memory_core.conflicts.guarded_policy import GuardedAtlasPolicy
-
-    return GuardedAtlasPolicy(config, embedder, clock)
+def _turn_loop(
+    policy: MemoryPolicy, settings: ReplaySettings, write_filter: WriteFilter | None
+) -> TurnLoop[Hit, str]:
+    rules = (
+        Orchestrator(policy.atlas) if settings.rules and isinstance(policy, AtlasPolicy) else None
+    )
+    return TurnLoop(
+        PolicyMemory(policy),
+        remember=write_filter or everything,
+        link_top=settings.link_top,
+        rules=rules,
+    )
 
 
 def replay_all(
@@ -308,7 +355,7 @@ def replay_all(
     progress: ProgressCallback | None = None,
 ) -> list[ConversationResult]:
     """Replay each conversation independently (a fresh memory each) and collect results."""
-    embedder = embedder or harness_embedder()
+    embedder = embedder or make_embedder()
     return [
         replay_conversation(
             conversation,

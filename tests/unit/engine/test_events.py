@@ -25,7 +25,12 @@ from memory_core import (
     SummaryCreated,
 )
 from memory_core.engine import forgetting
-from memory_core.engine.events import EVENT_TYPES
+from memory_core.engine.events import (
+    EVENT_TYPES,
+    ConfigChanged,
+    MemoryLinked,
+    RuleFired,
+)
 from memory_core.testing import EventRecorder
 
 from .conftest import START, AtlasFactory
@@ -43,6 +48,10 @@ def test_every_event_type_is_registered_and_serialisable() -> None:
         "session_end",
         "memory_pressure",
         "read",
+        "rule",
+        "updated",
+        "linked",
+        "config",
     }
     record = SessionEnded(at=1.0, session_id="s", mode="purge", affected=2).to_record()
     assert record == {
@@ -50,6 +59,7 @@ def test_every_event_type_is_registered_and_serialisable() -> None:
         "session_id": "s",
         "mode": "purge",
         "affected": 2,
+        "rows": {},
         "type": "session_end",
     }
 
@@ -145,6 +155,22 @@ def test_all_kinds_emitted_with_fields(
     assert isinstance(ended, SessionEnded)
     assert (ended.session_id, ended.mode, ended.affected) == ("s", "keep", 4)
 
+    atlas.link(a.id, c.id, "causal", 0.5)
+    linked = rec.of_type("linked")[0]
+    assert isinstance(linked, MemoryLinked)
+    assert (linked.node_id, linked.target_id, linked.relation, linked.strength) == (
+        a.id,
+        c.id,
+        "causal",
+        0.5,
+    )
+    atlas.pin(c.id)
+    atlas.set_confidence(c.id, 0.5)
+    assert [e.node_id for e in rec.of_type("updated")] == [c.id, c.id]  # type: ignore[attr-defined]
+    atlas.reconfigure(atlas.config)
+    changed = rec.of_type("config")[0]
+    assert isinstance(changed, ConfigChanged) and changed.config == atlas.config.to_dict()
+
     fake = SimpleNamespace(
         Process=lambda: SimpleNamespace(memory_info=lambda: SimpleNamespace(rss=99)),
         virtual_memory=lambda: SimpleNamespace(total=100),
@@ -154,8 +180,9 @@ def test_all_kinds_emitted_with_fields(
     pressure = rec.of_type("memory_pressure")[0]
     assert isinstance(pressure, MemoryPressure)
     assert pressure.rss_fraction == pytest.approx(0.99)
-    # every type but the agent's reads, which the MCP server publishes (test_mcp_server)
-    assert {type(e) for e in rec.events} >= set(EVENT_TYPES.values()) - {MemoryRead}
+    # every type but the agent's reads, which the MCP server publishes (test_mcp_server),
+    # and the agent loop's rules (tests/unit/agent/test_rules.py)
+    assert {type(e) for e in rec.events} >= set(EVENT_TYPES.values()) - {MemoryRead, RuleFired}
     assert all(e.at >= START for e in rec.events)
     for event in rec.events:
         assert event.to_record()["type"] == event.type

@@ -1,0 +1,120 @@
+"""What one turn of the agent loop needs from a memory, and the atlas behind that interface.
+
+The loop (``loop.TurnLoop``) only recalls and stores; the atlas (``AtlasMemory``) and every
+harness policy (``harness.replay.PolicyMemory``) answer the same two calls, so the loop a
+tuner measures is the loop an agent runs. ``options`` carries what only one memory
+understands (the atlas's ``kinds``, ``pinned``, ``ttl_hours`` ...), passed through unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.model import MemoryNode, RetrievalHit
+
+HitT = TypeVar("HitT")
+StoredT = TypeVar("StoredT")
+
+
+class TurnMemory(Protocol[HitT, StoredT]):
+    """A memory one turn reads from and writes to."""
+
+    def recall(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        top_k: int,
+        session_id: str | None,
+        reinforce: bool,
+        options: Mapping[str, Any],
+    ) -> list[HitT]:
+        """Best ``top_k`` memories for ``text``; ``reinforce`` makes it an access."""
+        ...
+
+    def store(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        session_id: str,
+        provenance: tuple[str, ...],
+        links_to: Sequence[str],
+        metadata: Mapping[str, Any],
+        options: Mapping[str, Any],
+    ) -> StoredT | None:
+        """Store ``text``; what now carries it (None: the memory declined it)."""
+        ...
+
+    def hit_id(self, hit: HitT) -> str: ...
+
+    def stored_id(self, stored: StoredT) -> str: ...
+
+
+class AtlasMemory:
+    """``ElasticMemoryAtlas`` as a ``TurnMemory[RetrievalHit, MemoryNode]``.
+
+    ``cross_session`` is the default scope of a recall (``options`` may override it).
+    Links to recalled memories evicted since are dropped; a caller's own ``links_to``
+    (in ``options``) must exist.
+    """
+
+    __slots__ = ("atlas", "cross_session")
+
+    def __init__(self, atlas: ElasticMemoryAtlas, *, cross_session: bool = False) -> None:
+        self.atlas = atlas
+        self.cross_session = cross_session
+
+    def recall(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        top_k: int,
+        session_id: str | None,
+        reinforce: bool,
+        options: Mapping[str, Any],
+    ) -> list[RetrievalHit]:
+        if not len(self.atlas):
+            return []
+        return self.atlas.retrieve(
+            text,
+            top_k=top_k,
+            session_id=session_id,
+            reinforce=reinforce,
+            query_embedding=vector,
+            **{"cross_session": self.cross_session, **options},
+        )
+
+    def store(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        session_id: str,
+        provenance: tuple[str, ...],
+        links_to: Sequence[str],
+        metadata: Mapping[str, Any],
+        options: Mapping[str, Any],
+    ) -> MemoryNode | None:
+        extra = dict(options)
+        explicit = list(extra.pop("links_to", None) or ())  # a caller's own: checked by add
+        return self.atlas.add(
+            text,
+            session_id=session_id,
+            metadata=metadata,
+            provenance=provenance,
+            links_to=[*explicit, *(i for i in links_to if i in self.atlas and i not in explicit)],
+            embedding=vector,
+            **extra,
+        )
+
+    def hit_id(self, hit: RetrievalHit) -> str:
+        return hit.node.id
+
+    def stored_id(self, stored: MemoryNode) -> str:
+        return stored.id

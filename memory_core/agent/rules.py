@@ -1,0 +1,269 @@
+"""The second seed's memory state orchestrator: named rules the agent loop runs on every turn.
+
+- ``episode``: a session holding more than ``episode_after_memories`` short-term memories
+  (active ``working``/``session`` ones not yet folded) folds its oldest that many into one
+  ``episodic`` summary memory (``atlas.summarize_nodes``), optionally also recorded as a
+  completed episode in the knowledge base's mid-term tier (``knowledge.episodes``).
+- ``knowledge_review``: a statement whose ``supersedes`` chain (what the conflict guard
+  writes when a correction retires an older statement) reaches
+  ``review_after_corrections`` links goes to knowledge review as a pending item.
+- ``forget_request``: an input that means "forget what I just said" (``intent``)
+  soft-deletes the session's ``forget_recent`` most recent user memories: tombstoned,
+  never retrieved again, kept for audit. With nothing to forget, nothing changes.
+
+Thresholds live in ``AtlasConfig`` (group ``rules``); every rule that changes the memory
+publishes a ``RuleFired`` event on the atlas's bus, which the eviction log and the graph
+show. Everything is read from the graph, so the rules survive a restart from a snapshot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memory_core.agent.intent import IntentDetector
+from memory_core.engine.atlas import ElasticMemoryAtlas
+from memory_core.engine.clock import to_datetime
+from memory_core.engine.events import RuleFired
+from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
+from memory_core.knowledge.items import ItemDraft, SourceKind
+
+if TYPE_CHECKING:
+    from memory_core.knowledge.service import KnowledgeBase
+
+EPISODE = "episode"
+KNOWLEDGE_REVIEW = "knowledge_review"
+FORGET_REQUEST = "forget_request"
+RULES = (EPISODE, KNOWLEDGE_REVIEW, FORGET_REQUEST)
+SHORT_TERM = frozenset({MemoryKind.WORKING, MemoryKind.SESSION})
+SOFT_DELETE_REASON = "soft-deleted on request"
+NOTHING_TO_FORGET = "nothing to forget: no memory of what you said in this session"
+
+ReviewSink = Callable[[MemoryNode, int, str], str | None]
+"""Submit ``node`` (corrected that many times; ``str`` is the chain's oldest id, a stable
+key for the entity) for review; returns the knowledge item's id, None if not accepted."""
+EpisodeSink = Callable[[str, MemoryNode, Sequence[str]], str | None]
+"""Record the episode memory folded from these ids of a session; returns the episode's id."""
+
+
+@dataclass(frozen=True, slots=True)
+class ForgetOutcome:
+    """What a forget request did: the ids soft-deleted (none: nothing changed) and why."""
+
+    forgotten: tuple[str, ...]
+    message: str
+
+
+class Orchestrator:
+    """Runs the rules against one atlas, reading thresholds from its live config.
+
+    Args:
+        atlas: the memory the rules act on.
+        review: where corrected statements go (``knowledge_review(kb)``); without one the
+            rule still fires its event, saying no knowledge base is attached.
+        episodes: where folded episodes are also recorded (``knowledge_episodes(kb)``).
+        intent: recognises forget requests; by default with the atlas's embedder.
+    """
+
+    __slots__ = ("atlas", "episodes", "intent", "review")
+
+    def __init__(
+        self,
+        atlas: ElasticMemoryAtlas,
+        *,
+        review: ReviewSink | None = None,
+        episodes: EpisodeSink | None = None,
+        intent: IntentDetector | None = None,
+    ) -> None:
+        self.atlas = atlas
+        self.review = review
+        self.episodes = episodes
+        self.intent = intent or IntentDetector(atlas.embedder)
+
+    # -- before the store --------------------------------------------------------------
+    def forget_request(
+        self, text: str, session_id: str, vector: np.ndarray | None = None
+    ) -> ForgetOutcome | None:
+        """None when ``text`` is not a request to forget (or the rule is off)."""
+        config = self.atlas.config
+        if not config.forget_on_request or not text.strip():
+            return None
+        if not self.intent.matches(text, config.forget_intent_similarity, vector):
+            return None
+        with self.atlas.lock:
+            targets = self._recent_user_memories(session_id, config.forget_recent)
+            if not targets:
+                return ForgetOutcome((), NOTHING_TO_FORGET)
+            for node in targets:
+                self.atlas.forget(node.id, reason=SOFT_DELETE_REASON)
+            ids = tuple(n.id for n in targets)
+            message = f"{SOFT_DELETE_REASON}: {_count(len(ids), 'memory')}"
+            self._fire(FORGET_REQUEST, session_id, ids[-1], message, ids)
+        return ForgetOutcome(ids, message)
+
+    # -- after the store ---------------------------------------------------------------
+    def after_store(self, node_id: str, session_id: str) -> list[RuleFired]:
+        """Run the episode and correction rules for a memory just stored."""
+        with self.atlas.lock:
+            fired = [self._corrections(node_id), self._episode(session_id)]
+        return [f for f in fired if f is not None]
+
+    def short_term(self, session_id: str) -> list[MemoryNode]:
+        """The session's active working/session memories no episode has folded, oldest first."""
+        nodes = self.atlas.nodes(session_id)
+        folded = {
+            e.target_id
+            for n in nodes
+            if n.kind is MemoryKind.EPISODIC
+            for e in self.atlas.edges(n.id)
+            if e.relation is Relation.SUMMARIZES and e.source_id == n.id
+        }
+        return [
+            n
+            for n in nodes
+            if n.status is MemoryStatus.ACTIVE and n.kind in SHORT_TERM and n.id not in folded
+        ]
+
+    def corrections(self, node_id: str) -> tuple[int, str]:
+        """Length of the longest ``supersedes`` chain from ``node_id``, and its oldest end."""
+        depth, root = 0, node_id
+        frontier = [(node_id, 0)]
+        seen = {node_id}
+        while frontier:
+            current, d = frontier.pop()
+            if d > depth:
+                depth, root = d, current
+            for edge in self.atlas.edges(current):
+                target = edge.target_id
+                older = edge.relation is Relation.SUPERSEDES and edge.source_id == current
+                if older and target not in seen and target in self.atlas:
+                    seen.add(target)
+                    frontier.append((target, d + 1))
+        return depth, root
+
+    # -- internals ---------------------------------------------------------------------
+    def _episode(self, session_id: str) -> RuleFired | None:
+        limit = self.atlas.config.episode_after_memories
+        if limit is None or session_id not in self.atlas.sessions():
+            return None
+        if self.atlas.session_info(session_id)["nodes"] <= limit:  # cheap: most turns stop here
+            return None
+        short = self.short_term(session_id)
+        if len(short) <= limit:
+            return None
+        ids = [n.id for n in short[:limit]]
+        node = self.atlas.summarize_nodes(session_id, ids, kind=MemoryKind.EPISODIC)
+        if node is None:
+            return None
+        item = self.episodes(session_id, node, ids) if self.episodes is not None else None
+        message = f"episode created from {_count(len(ids), 'memory')}"
+        return self._fire(EPISODE, session_id, node.id, message, tuple(ids), item)
+
+    def _corrections(self, node_id: str) -> RuleFired | None:
+        needed = self.atlas.config.review_after_corrections
+        if needed is None or node_id not in self.atlas:
+            return None
+        depth, root = self.corrections(node_id)
+        if depth != needed:  # once, when the chain reaches the threshold
+            return None
+        node = self.atlas.get(node_id)
+        item = self.review(node, depth, root) if self.review is not None else None
+        where = "moved to knowledge review" if item is not None else "due for knowledge review"
+        message = f"{where} after {_count(depth, 'correction')}"
+        if self.review is None:
+            message += " (no knowledge base attached)"
+        return self._fire(KNOWLEDGE_REVIEW, node.session_id, node_id, message, (root,), item)
+
+    def _recent_user_memories(self, session_id: str, count: int) -> list[MemoryNode]:
+        if session_id not in self.atlas.sessions():
+            return []
+        said = [
+            n
+            for n in self.atlas.nodes(session_id)
+            if n.status is MemoryStatus.ACTIVE
+            and n.kind in SHORT_TERM
+            and n.metadata.get("speaker") != "assistant"
+        ]
+        return said[-count:]
+
+    def _fire(
+        self,
+        rule: str,
+        session_id: str | None,
+        node_id: str,
+        message: str,
+        source_ids: tuple[str, ...],
+        item_id: str | None = None,
+    ) -> RuleFired:
+        event = RuleFired(
+            at=self.atlas.clock.now(),
+            session_id=session_id,
+            rule=rule,
+            node_id=node_id,
+            message=message,
+            source_ids=source_ids,
+            item_id=item_id,
+        )
+        self.atlas.events.publish(event)
+        return event
+
+
+def orchestrator_for(atlas: ElasticMemoryAtlas, rules: Orchestrator | bool) -> Orchestrator | None:
+    """The orchestrator a loop over ``atlas`` runs: ``rules`` itself, a default one for
+    ``True``, none for ``False``."""
+    if isinstance(rules, Orchestrator):
+        return rules
+    return Orchestrator(atlas) if rules else None
+
+
+def _count(n: int, noun: str) -> str:
+    plural = {"memory": "memories", "correction": "corrections"}[noun]
+    return f"{n} {noun if n == 1 else plural}"
+
+
+CORRECTION_SOURCE = "agent-corrections"
+CORRECTION_CONFIDENCE = 0.5
+"""A statement users keep correcting is a candidate, not a verified fact."""
+
+
+def knowledge_review(kb: KnowledgeBase) -> ReviewSink:
+    """A ``ReviewSink`` that submits the corrected statement to ``kb`` as a pending item
+    keyed by the chain's oldest memory, one version per correction count."""
+
+    def submit(node: MemoryNode, corrections: int, root_id: str) -> str | None:
+        draft = ItemDraft(
+            key=f"memory.{root_id}",
+            content=node.content,
+            source_kind=SourceKind.LEARNED_FROM_EPISODE,
+            source_name=CORRECTION_SOURCE,
+            version=str(corrections),
+            effective_from=to_datetime(kb.clock.now()),
+            confidence=CORRECTION_CONFIDENCE,
+            data={"memory_id": node.id, "corrections": corrections},
+            session_id=node.session_id,
+        )
+        with kb.unit("knowledge review after corrections") as unit:
+            submission = unit.items.submit(draft)
+        return submission.item.id if submission.item is not None else None
+
+    return submit
+
+
+def knowledge_episodes(kb: KnowledgeBase) -> EpisodeSink:
+    """An ``EpisodeSink`` that records each folded episode as a completed episode in ``kb``."""
+
+    def record(session_id: str, node: MemoryNode, folded: Sequence[str]) -> str | None:
+        with kb.unit("episode from the agent loop") as unit:
+            started = unit.episodes.start(
+                f"conversation in session {session_id}", session_id=session_id
+            )
+            done = unit.episodes.complete(
+                started.id,
+                summary={"text": node.content, "memory_id": node.id, "folded": len(folded)},
+            )
+        return done.id
+
+    return record
