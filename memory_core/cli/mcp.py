@@ -49,7 +49,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument(
-        "--record", action="store_true", help="record events and snapshots to the database"
+        "--record",
+        action="store_true",
+        help="record events (replayable by a follower) and checkpoint snapshots to the database",
     )
     parser.add_argument(
         "--database",
@@ -60,14 +62,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "--snapshot-every",
         type=float,
-        default=2.0,
-        help="seconds between recorded snapshots while the atlas changes (default 2)",
+        default=60.0,
+        help="seconds between checkpoint snapshots while the atlas changes "
+        "(default 60; followers apply the events between)",
     )
     parser.add_argument(
         "--snapshot-events",
         type=int,
-        default=50,
-        help="snapshot early once this many events accumulated (default 50)",
+        default=20_000,
+        help="checkpoint early once this many events accumulated (default 20000)",
     )
     parser.add_argument(
         "--keep-snapshots",

@@ -1,9 +1,10 @@
 """Following a recording agent (``atlas mcp --record``): which atlas, how fresh, what changed.
 
 The sidebar polls ``memory_core.store.watch.head`` every couple of seconds; when the
-head's version moved (a new snapshot or new events) the pages are rerun and show the
-newest snapshot, loaded once per snapshot id. Pure functions over plain values, so the
-polling logic is tested without Streamlit.
+head's version moved (new events or a new checkpoint) the shared
+``memory_core.store.follow.AtlasFollower`` applies the new events to its copy and the
+pages are rerun. Pure functions over plain values, so the polling logic is tested
+without Streamlit.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from memory_core.engine import validate as check
 from memory_core.engine.events import (
     EVENT_TYPES,
     AtlasEvent,
+    ConfigChanged,
     DecayApplied,
-    MemoryEvicted,
     MemoryPressure,
     SessionEnded,
 )
-from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
 from memory_core.store.base import utcnow
 from memory_core.store.event_filter import EventFilter
+from memory_core.store.follow import decode
 from memory_core.store.watch import Head, RecordedAtlas, head
 
 if TYPE_CHECKING:
@@ -42,10 +43,8 @@ NODE_EVENT_LIMIT = 200
 _NODE_EVENTS: dict[str, type[AtlasEvent]] = {
     t: c
     for t, c in EVENT_TYPES.items()
-    if c not in (DecayApplied, SessionEnded, MemoryPressure)  # atlas-wide, not one memory's
+    if c not in (DecayApplied, SessionEnded, MemoryPressure, ConfigChanged)  # atlas-wide
 }
-_ENUMS = {"kind": MemoryKind, "old": MemoryStatus, "new": MemoryStatus}
-_TUPLES = ("links", "provenance", "source_ids")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,31 +118,12 @@ def recorded_node_events(
 def _decoded(stored: StoredEvent) -> AtlasEvent | None:
     """A logged node event rebuilt as the engine published it (text redacted by the
     privacy policy comes back empty); None for other types or a payload cut short."""
-    cls = _NODE_EVENTS.get(stored.type)
-    if cls is None:
-        return None
-    names = {f.name for f in dataclasses.fields(cls)}
-    fields = {k: v for k, v in stored.payload.items() if k in names}
-    fields.update(at=stored.at.timestamp(), session_id=stored.session_id)
-    fields["kept_id" if "kept_id" in names else "node_id"] = stored.node_id
-    for text in {"content", "merged_content"} & names:
-        fields[text] = stored.content or ""
-    try:
-        for name, enum in _ENUMS.items():
-            if name in fields:
-                fields[name] = enum(fields[name])
-        if cls is MemoryEvicted:
-            fields["reason"] = EvictionReason(stored.reason or "")
-        for name in _TUPLES:
-            if name in fields:
-                fields[name] = tuple(fields[name])
-        return cls(**fields)
-    except (TypeError, ValueError):
-        return None
+    return decode(stored) if stored.type in _NODE_EVENTS else None
 
 
-def status_text(current: Head, now: datetime | None = None) -> str:
-    """``live · updated 3 s ago``, ``recording stopped · …`` or why nothing comes."""
+def status_text(current: Head, now: datetime | None = None, *, applied: int | None = None) -> str:
+    """``live · up to date``, ``live · updated 3 s ago``, ``recording stopped · …`` or
+    why nothing comes. ``applied``: events the follower's copy holds (None: snapshots only)."""
     now = now or utcnow()
     if current.snapshot_at is None:
         return "waiting for the first snapshot"
@@ -152,6 +132,9 @@ def status_text(current: Head, now: datetime | None = None) -> str:
         return f"recording stopped · last snapshot {age} ago"
     if not current.live(now):
         return f"recorder silent · last snapshot {age} ago"
+    if applied is not None and current.last_seq is not None:
+        behind = current.last_seq - applied
+        return "live · up to date" if behind <= 0 else f"live · {behind} events to apply"
     return f"live · updated {age} ago"
 
 

@@ -33,8 +33,8 @@ from memory_core.engine.events import (
     MemoryAdded,
     MemoryLinked,
     MemoryReinforced,
-    SessionEnded,
     MemoryUpdated,
+    SessionEnded,
     StatusChanged,
     SummaryCreated,
 )

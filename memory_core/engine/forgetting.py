@@ -34,15 +34,7 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
     alive = table.alive[:high]
     if not alive.any():
         return {}
-    base = weight_before_association(
-        table.strength[:high], table.accessed[:high], table.count[:high], now, cfg
-    )
-    gain, floor, cap = cfg.association_gain, cfg.weight_floor, cfg.weight_cap
-    if gain > 0:
-        first = np.where(alive, np.clip(base + gain * table.assoc[:high], floor, cap), 0.0)
-        table.assoc[:high] = state.edges.association(first)
-    all_weights = np.clip(base + gain * table.assoc[:high], floor, cap)
-    np.copyto(table.weight[:high], all_weights, where=alive)
+    all_weights = reweigh(state, now)
 
     pinned = table.pinned[:high]
     keep = pinned | table.working[:high]
@@ -92,6 +84,25 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
     }
     counts[EvictionReason.MEMORY_PRESSURE.value] = relieve_pressure(state, now)
     return {k: v for k, v in counts.items() if v}
+
+
+def reweigh(state: AtlasState, now: float) -> np.ndarray:
+    """A decay pass's weights: recompute every weight (one association step) in place;
+    returns them over slots ``[0, high)``, freed slots included. A follower replaying a
+    recorded pass calls this alone: the evictions arrive as their own events."""
+    cfg, table = state.config, state.table
+    high = table.high
+    alive = table.alive[:high]
+    base = weight_before_association(
+        table.strength[:high], table.accessed[:high], table.count[:high], now, cfg
+    )
+    gain, floor, cap = cfg.association_gain, cfg.weight_floor, cfg.weight_cap
+    if gain > 0:
+        first = np.where(alive, np.clip(base + gain * table.assoc[:high], floor, cap), 0.0)
+        table.assoc[:high] = state.edges.association(first)
+    all_weights: np.ndarray = np.clip(base + gain * table.assoc[:high], floor, cap)
+    np.copyto(table.weight[:high], all_weights, where=alive)
+    return all_weights
 
 
 def enforce_capacity(state: AtlasState, *, protect: int, now: float) -> int:

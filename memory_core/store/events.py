@@ -37,9 +37,12 @@ class EventRow(Base):
     reason: Mapped[str | None] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
     content: Mapped[str | None] = mapped_column(Text)
+    seq: Mapped[int | None] = mapped_column(BigInteger)
+    """Position in its atlas's stream (1, 2, 3...); a follower reads ``seq > n`` in order."""
 
     __table_args__ = (
         Index("ix_events_atlas_at", "atlas_id", "at"),
+        Index("ix_events_atlas_seq", "atlas_id", "seq"),
         Index("ix_events_type_at", "type", "at"),
         Index("ix_events_session", "session_id"),
         Index("ix_events_node", "node_id"),

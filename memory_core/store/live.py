@@ -1,13 +1,16 @@
-"""Recording a running atlas for the dashboard: every event through the batched sink and
-a snapshot whenever enough has changed, so another process (the dashboard) can follow it.
+"""Recording a running atlas for the dashboard: every event through the batched sink,
+enriched so it can be replayed exactly (``memory_core.engine.apply``), and now and then a
+checkpoint snapshot, so another process (the dashboard) can follow it.
 
-A snapshot is taken when ``snapshot_events`` events have accumulated or ``snapshot_every``
-seconds have passed, whichever comes first, and never when nothing changed; a slow
-snapshot spaces out the next ones (``MAX_BUSY_SHARE``). Only the
-newest ``keep_snapshots`` live snapshots are kept: a busy agent would otherwise write a
-full copy of its atlas every few seconds forever. A heartbeat every few seconds tells the
-dashboard the recorder is still running even while the agent is idle; ``close`` takes a
-last snapshot labelled ``final`` so the dashboard can say the recording stopped.
+A follower loads a checkpoint once and then applies the events after it
+(``memory_core.store.follow``); checkpoints are only its starting points and its way
+back after a gap, so they are rare: one at start, then when ``snapshot_events`` events
+have accumulated or ``snapshot_every`` seconds have passed, whichever comes first, and
+never when nothing changed; a slow snapshot spaces out the next ones
+(``MAX_BUSY_SHARE``). Only the newest ``keep_snapshots`` live snapshots are kept. A
+heartbeat every few seconds tells the dashboard the recorder is still running even while
+the agent is idle; ``close`` takes a last snapshot labelled ``final`` so the dashboard
+can say the recording stopped.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import time
 from typing import TYPE_CHECKING
 
 from memory_core.engine import validate as check
+from memory_core.engine.apply import recording
 from memory_core.engine.events import AtlasEvent
 from memory_core.errors import AtlasError
 from memory_core.store.engine import Database, open_database
@@ -36,10 +40,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SNAPSHOT_EVERY = 2.0
-"""Seconds between snapshots while anything changes (the dashboard polls every 2 s)."""
-DEFAULT_SNAPSHOT_EVENTS = 50
-"""A burst of this many events snapshots early, without waiting for the interval."""
+DEFAULT_SNAPSHOT_EVERY = 60.0
+"""Seconds between checkpoints while anything changes (followers apply events between)."""
+DEFAULT_SNAPSHOT_EVENTS = 20_000
+"""A burst of this many events checkpoints early, without waiting for the interval."""
 DEFAULT_KEEP_SNAPSHOTS = 5
 MIN_SNAPSHOT_GAP = 0.5
 """Seconds between two snapshots at the least, however fast events arrive."""
@@ -65,7 +69,8 @@ class LiveRecorder:
         _check(snapshot_every, snapshot_events, keep_snapshots)
         self.atlas = atlas
         self.db = db
-        self.sink = EventSink(db, atlas_name=name).attach(atlas)
+        self.sink = EventSink(db, atlas_name=name)
+        self._unrecord = atlas.subscribe(recording(atlas, self.sink))
         self._every = float(snapshot_every)
         self._burst = snapshot_events
         self._keep = keep_snapshots
@@ -80,6 +85,8 @@ class LiveRecorder:
             db.atlases.register(self.atlas_id, name=name, kind="live")
         except AtlasError as exc:
             log.warning("recorded atlas not registered: %s", exc)
+        self.snapshot()  # the followers' first checkpoint, before the agent's first write
+        self._checkpointed = (0, self._version())
         self._thread = threading.Thread(target=self._run, name="atlas-live-snapshots", daemon=True)
         self._thread.start()
 
@@ -111,7 +118,13 @@ class LiveRecorder:
     def snapshot(self, label: str = LIVE_LABEL) -> None:
         """Record one snapshot now; a database failure is logged, never raised into the agent."""
         try:
-            record_snapshot(self.atlas, self.db.snapshots, atlas_id=self.atlas_id, label=label)
+            record_snapshot(
+                self.atlas,
+                self.db.snapshots,
+                atlas_id=self.atlas_id,
+                label=label,
+                position=lambda: self.sink.sequence,
+            )
             self.snapshots_taken += 1
             prune_snapshots(self.db.snapshots, self.atlas_id, keep=self._keep)
         except AtlasError as exc:
@@ -127,6 +140,7 @@ class LiveRecorder:
         self._unsubscribe()
         self._thread.join(timeout=30)
         self.snapshot(FINAL_LABEL)
+        self._unrecord()
         self.sink.close()
         self.db.close()
 
@@ -138,7 +152,7 @@ class LiveRecorder:
                 self._cond.notify_all()
 
     def _run(self) -> None:
-        seen_events, last_version = 0, None
+        seen_events, last_version = 0, self._checkpointed
         last_snapshot = last_beat = 0.0
         gap_needed = MIN_SNAPSHOT_GAP
         while True:

@@ -77,6 +77,7 @@ class MemoryEventRepository:
                     reason=r.reason,
                     payload=dict(r.payload),
                     content=r.content,
+                    seq=r.seq,
                 )
                 self._samples.extend(
                     (node, r.atlas_id, WeightPoint(r.at, float(w), r.type))
@@ -124,6 +125,16 @@ class MemoryEventRepository:
             return dict(
                 Counter(str(e.reason) for e in self._events.values() if event_matches(evictions, e))
             )
+
+    def after(self, atlas_id: str, seq: int, *, limit: int = 1_000) -> list[StoredEvent]:
+        check_page(0, limit)
+        with self._lock:
+            found = [
+                e
+                for e in self._events.values()
+                if e.atlas_id == atlas_id and e.seq is not None and e.seq > seq
+            ]
+        return sorted(found, key=lambda e: e.seq or 0)[:limit]
 
     def erase(self, subject: Subject) -> dict[str, int]:
         with self._lock:
@@ -220,9 +231,11 @@ class MemorySnapshotRepository:
         node_count: int,
         edge_count: int,
         sessions: Sequence[str] = (),
+        event_seq: int | None = None,
     ) -> SnapshotInfo:
         check_snapshot_args(atlas_id, label, data, format_version, node_count, edge_count)
         info = SnapshotInfo(
+            event_seq=event_seq,
             id=str(uuid.uuid4()),
             atlas_id=atlas_id,
             label=label,

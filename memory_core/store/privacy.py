@@ -5,10 +5,14 @@ scrubber is set), is replaced by its SHA-256, length and kind under ``redacted``
 dropped under ``none``; a memory's metadata is kept whole only under ``full`` (its keys
 under ``redacted``). Every other string of the payload (metadata, status reasons) is
 scrubbed too. Nothing of the original text is written before this step has run.
+
+A new memory's embedding (base64 of its float32 vector, for followers that replay the
+log) says as much as its text: it is kept only under ``full`` without a scrubber.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import math
 from dataclasses import dataclass
@@ -27,6 +31,10 @@ from memory_core.store.records import EventRecord
 CONTENT_FIELDS = ("content", "merged_content", "query")
 # fields whose node id the event is about, in order of preference
 NODE_FIELDS = ("node_id", "kept_id")
+EMBEDDING_FIELD = "embedding"
+EXACT_AT = "at"
+"""Payload key of the event's time as the engine's float (a follower's decay pass
+recomputes weights at exactly that time)."""
 
 
 class LogContent(StrEnum):
@@ -54,10 +62,14 @@ class EventEncoder:
     scrubber: PiiScrubber | None = None
     user_id: str | None = None
 
-    def encode(self, event: AtlasEvent) -> EventRecord:
+    def encode(self, event: AtlasEvent, *, seq: int | None = None) -> EventRecord:
+        """The record of ``event``; ``seq`` is its position in the atlas's stream."""
         fields = _shallow_record(event)
+        if self.log_content is not LogContent.FULL or self.scrubber is not None:
+            fields.pop(EMBEDDING_FIELD, None)
         kind = type(event).type
-        at = to_datetime(float(fields.pop("at")))
+        at_epoch = float(fields.pop("at"))
+        at = to_datetime(at_epoch)
         session_id = fields.pop("session_id", None)
         user_id = fields.pop("user_id", None) or self.user_id
         node_id = next((fields[f] for f in NODE_FIELDS if fields.get(f)), None)
@@ -69,6 +81,7 @@ class EventEncoder:
             reason = None
         weights = self._weights(node_id, fields)
         payload = _json_safe(fields)
+        payload[EXACT_AT] = at_epoch  # the column keeps microseconds; replay needs the float
         content = self._content(kind, payload)
         if self.scrubber is not None:
             payload = self.scrubber.scrub_value(payload)
@@ -83,6 +96,7 @@ class EventEncoder:
             payload=payload,
             content=content,
             weights=weights,
+            seq=seq,
         )
 
     @staticmethod
@@ -154,6 +168,8 @@ def _json_safe(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, str):
         return storable(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
     if value is None or isinstance(value, (int, bool)):
         return value
     item = getattr(value, "item", None)  # numpy scalars

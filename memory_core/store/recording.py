@@ -9,10 +9,12 @@ so ``atlas import recording`` can turn a recording into a conversation to replay
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_core.embedding.base import Embedder
+from memory_core.engine.apply import save_checkpoint
 from memory_core.engine.clock import Clock
 from memory_core.engine.model import MemoryNode
 from memory_core.engine.snapshot import FORMAT, READABLE_VERSIONS
@@ -32,19 +34,35 @@ FINAL_LABEL = "final"
 
 
 def record_snapshot(
-    atlas: ElasticMemoryAtlas, repo: SnapshotRepository, *, atlas_id: str, label: str
+    atlas: ElasticMemoryAtlas,
+    repo: SnapshotRepository,
+    *,
+    atlas_id: str,
+    label: str,
+    position: Callable[[], int] | None = None,
 ) -> SnapshotInfo:
-    """Save ``atlas`` to a temp file and store its bytes with counts and sessions."""
+    """Save ``atlas`` to a temp file and store its bytes with counts and sessions.
+
+    With ``position`` (a recorder's event count, read at the instant of the copy) the
+    snapshot is a checkpoint: followers apply the events after ``event_seq``.
+    """
+    event_seq = None
     with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
-        path = atlas.save_snapshot(Path(tmp) / "atlas.npz")
+        target = Path(tmp) / "atlas.npz"
+        if position is None:
+            path = atlas.save_snapshot(target)
+        else:
+            path, event_seq = save_checkpoint(atlas, target, position)
         data = Path(path).read_bytes()
+    stats = atlas.stats()  # counts without listing every edge under the agent's lock
     return repo.save(
+        event_seq=event_seq,
         atlas_id=atlas_id,
         label=label,
         data=data,
         format_version=SNAPSHOT_FORMAT_VERSION,
-        node_count=len(atlas),
-        edge_count=len(atlas.edges()),
+        node_count=stats["nodes"],
+        edge_count=stats["edges"],
         sessions=atlas.sessions(),
     )
 

@@ -23,6 +23,7 @@ class EventRecord:
     """An event ready to be written: the privacy policy has already been applied.
 
     ``weights`` (node id -> weight) become weight samples; they are not kept in the payload.
+    ``seq`` numbers one atlas's events 1, 2, 3... as published, so a follower sees gaps.
     """
 
     atlas_id: str
@@ -35,6 +36,7 @@ class EventRecord:
     payload: Mapping[str, Any] = field(default_factory=dict)
     content: str | None = None
     weights: Mapping[str, float] = field(default_factory=dict)
+    seq: int | None = None
 
     def __post_init__(self) -> None:
         if self.at.tzinfo is None:
@@ -55,6 +57,7 @@ class StoredEvent:
     reason: str | None
     payload: dict[str, Any]
     content: str | None
+    seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +107,9 @@ class SnapshotInfo:
     size_bytes: int
     sha256: str
     sessions: tuple[str, ...]
+    event_seq: int | None = None
+    """How many of its atlas's events (``seq``) the snapshot contains: a checkpoint for a
+    follower, which applies the events after it. None: not taken by a recorder."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -56,6 +56,11 @@ class EventRepository(Protocol):
         """Number of evictions per reason among events matching ``flt``."""
         ...
 
+    def after(self, atlas_id: str, seq: int, *, limit: int = 1_000) -> list[StoredEvent]:
+        """Up to ``limit`` events of ``atlas_id`` with ``seq`` above ``seq``, in order
+        (what a follower has not applied yet)."""
+        ...
+
 
 class RunRepository(Protocol):
     """Simulation runs written by the harness and shown by the runs page."""
@@ -96,6 +101,7 @@ class SnapshotRepository(Protocol):
         node_count: int,
         edge_count: int,
         sessions: Sequence[str] = (),
+        event_seq: int | None = None,
     ) -> SnapshotInfo: ...
 
     def get(self, snapshot_id: str) -> SnapshotInfo: ...

@@ -149,6 +149,11 @@ class EventSink:
         return self._written
 
     @property
+    def sequence(self) -> int:
+        """How many events were handed to the sink so far: the ``seq`` of the newest."""
+        return self._seq
+
+    @property
     def dropped(self) -> int:
         """Events lost because the buffer bound was hit or the sink was closed."""
         return self._dropped
@@ -296,9 +301,9 @@ class EventSink:
 
     def _encode(self, batch: list[tuple[int, AtlasEvent]]) -> list[EventRecord]:
         records = []
-        for _, event in batch:
+        for seq, event in batch:
             try:
-                records.append(self._encoder.encode(event))
+                records.append(self._encoder.encode(event, seq=seq))
             except Exception:  # a malformed event is logged and skipped, not retried forever
                 log.exception("event sink cannot encode %r; skipped", event)
                 self._done(rejected=1)

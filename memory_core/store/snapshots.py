@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String
+from sqlalchemy import BigInteger, ForeignKey, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.store.base import Base, UUIDKeyMixin, utcnow
@@ -27,6 +27,7 @@ class SnapshotRow(UUIDKeyMixin, Base):
     edge_count: Mapped[int] = mapped_column(Integer)
     size_bytes: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
+    event_seq: Mapped[int | None] = mapped_column(BigInteger)
     # deferred: listing snapshots must not pull megabytes of blobs
     data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
 

@@ -75,6 +75,7 @@ def _stored(row: EventRow) -> StoredEvent:
         reason=row.reason,
         payload=dict(row.payload),
         content=row.content,
+        seq=row.seq,
     )
 
 
@@ -98,6 +99,7 @@ class SqlEventRepository:
                 "reason": r.reason,
                 "payload": dict(r.payload),
                 "content": r.content,
+                "seq": r.seq,
             }
             for r in records
         ]
@@ -167,6 +169,17 @@ class SqlEventRepository:
         stmt = select(EventRow.reason, func.count()).where(*conds).group_by(EventRow.reason)
         with self._db.session("count evictions") as s:
             return {str(reason): int(n) for reason, n in s.execute(stmt).all()}
+
+    def after(self, atlas_id: str, seq: int, *, limit: int = 1_000) -> list[StoredEvent]:
+        check_page(0, limit)
+        stmt = (
+            select(EventRow)
+            .where(EventRow.atlas_id == atlas_id, EventRow.seq > seq)
+            .order_by(EventRow.seq)
+            .limit(limit)
+        )  # one range scan of ix_events_atlas_seq
+        with self._db.session("read events after") as s:
+            return [_stored(r) for r in s.scalars(stmt)]
 
 
 def _run(row: RunRow) -> RunRecord:
@@ -260,9 +273,11 @@ class SqlSnapshotRepository:
         node_count: int,
         edge_count: int,
         sessions: Sequence[str] = (),
+        event_seq: int | None = None,
     ) -> SnapshotInfo:
         check_snapshot_args(atlas_id, label, data, format_version, node_count, edge_count)
         row = SnapshotRow(
+            event_seq=event_seq,
             atlas_id=atlas_id,
             label=label,
             created_at=utcnow(),
@@ -346,6 +361,7 @@ def _snapshot(row: SnapshotRow, sessions: tuple[str, ...]) -> SnapshotInfo:
         size_bytes=row.size_bytes,
         sha256=row.sha256,
         sessions=sessions,
+        event_seq=row.event_seq,
     )
 
 

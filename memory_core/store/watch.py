@@ -1,8 +1,9 @@
 """Cheap reads for following a recording atlas from another process (the dashboard).
 
 A follower polls every couple of seconds, so the poll is one indexed query that loads
-no snapshot bytes: the newest snapshot's id (``ix_snapshots_atlas_created``) and the
-time of the atlas's newest event (``ix_events_atlas_at``). The heavier listing of every
+no snapshot bytes: the newest snapshot's id (``ix_snapshots_atlas_created``), the
+time of the atlas's newest event (``ix_events_atlas_at``) and its position in the
+stream (``ix_events_atlas_seq``). The heavier listing of every
 recorded atlas (names, counts, liveness) is for the picker and is meant to be cached.
 """
 
@@ -38,11 +39,13 @@ class Head:
     snapshot_label: str | None
     last_event_at: datetime | None
     last_seen: datetime | None
+    last_seq: int | None = None
+    """``seq`` of the newest event (None: none yet, or a recorder without a stream)."""
 
     @property
-    def version(self) -> tuple[str | None, datetime | None]:
+    def version(self) -> tuple[str | None, datetime | None, int | None]:
         """Changes when a snapshot or an event arrives."""
-        return self.snapshot_id, self.last_event_at
+        return self.snapshot_id, self.last_event_at, self.last_seq
 
     @property
     def stopped(self) -> bool:
@@ -80,9 +83,17 @@ def head(db: Database, atlas_id: str) -> Head:
     last_event = (
         select(func.max(EventRow.at)).where(EventRow.atlas_id == atlas_id).scalar_subquery()
     )
+    last_seq = select(func.max(EventRow.seq)).where(EventRow.atlas_id == atlas_id).scalar_subquery()
     last_seen = select(AtlasRow.last_seen).where(AtlasRow.id == atlas_id).scalar_subquery()
     stmt = (
-        select(SnapshotRow.id, SnapshotRow.created_at, SnapshotRow.label, last_event, last_seen)
+        select(
+            SnapshotRow.id,
+            SnapshotRow.created_at,
+            SnapshotRow.label,
+            last_event,
+            last_seen,
+            last_seq,
+        )
         .where(SnapshotRow.atlas_id == atlas_id)
         .order_by(SnapshotRow.created_at.desc(), SnapshotRow.id.desc())
         .limit(1)
@@ -90,9 +101,9 @@ def head(db: Database, atlas_id: str) -> Head:
     with db.session("follow recorded atlas") as s:
         row = s.execute(stmt).first()
         if row is None:  # no snapshot yet
-            events_at, seen_at = s.execute(select(last_event, last_seen)).one()
-            return Head(None, None, None, events_at, seen_at)
-    return Head(row[0], row[1], row[2], row[3], row[4])
+            events_at, seen_at, seq = s.execute(select(last_event, last_seen, last_seq)).one()
+            return Head(None, None, None, events_at, seen_at, seq)
+    return Head(row[0], row[1], row[2], row[3], row[4], row[5])
 
 
 def recorded_atlases(db: Database, *, exclude: Collection[str] = ()) -> list[RecordedAtlas]:

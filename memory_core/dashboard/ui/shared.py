@@ -15,10 +15,10 @@ import streamlit as st
 
 from memory_core.dashboard.follow import Followed, poll
 from memory_core.dashboard.live import LiveSystem
-from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, DashboardState, Keys
 from memory_core.engine.atlas import ElasticMemoryAtlas
-from memory_core.errors import InputError, NotFoundError
+from memory_core.errors import InputError
+from memory_core.store.follow import AtlasFollower
 
 
 @st.cache_resource(show_spinner="Starting the live atlas (loading the embedding model)…")
@@ -31,12 +31,13 @@ def dashboard_state() -> DashboardState:
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
-def followed_snapshot(snapshot_id: str) -> ElasticMemoryAtlas:
-    """A followed agent's snapshot, loaded once for every browser session (read-only use)."""
+def follower(atlas_id: str) -> AtlasFollower:
+    """A followed agent's copy, shared by every browser session (read-only use): loaded
+    from a checkpoint once, then kept current by applying the agent's recorded events."""
     system = live_system()
     if system.recording.db is None:
         raise InputError("database", f"not available: {system.recording.error}")
-    return load_recorded(system.recording.db, snapshot_id, system.atlas.embedder)
+    return AtlasFollower(system.recording.db, atlas_id, embedder=system.atlas.embedder)
 
 
 def followed() -> Followed | None:
@@ -48,16 +49,13 @@ def followed() -> Followed | None:
 
 
 def refresh_followed(atlas_id: str, name: str) -> bool:
-    """Poll the followed agent; on news store it and load its newest snapshot. True on news."""
+    """Poll the followed agent; on news store it and apply its new events. True on news."""
     db = live_system().recording.db
     if db is None:
         return False
     seen, changed = poll(db, atlas_id, name, followed())
-    if seen.head.snapshot_id is not None:
-        try:  # a cache hit unless it is new (or fell out of the cache)
-            followed_snapshot(seen.head.snapshot_id)
-        except NotFoundError:  # pruned by the recorder meanwhile: the next one is newer
-            seen, changed = poll(db, atlas_id, name, None)
+    if changed or follower(atlas_id).atlas is None:
+        follower(atlas_id).catch_up()  # another session may have applied them already
     st.session_state[Keys.FOLLOWED] = seen
     return changed
 
@@ -66,15 +64,16 @@ def current_atlas() -> tuple[ElasticMemoryAtlas, str]:
     """The atlas the sidebar selected and a label for it (the live one if none is loaded).
 
     A followed agent is polled again here (one cheap query), so a page always draws its
-    newest snapshot, whoever triggered the run.
+    newest state, whoever triggered the run.
     """
     state = dashboard_state()
     seen = followed()
     if seen is not None:
         refresh_followed(seen.atlas_id, seen.name)
         seen = followed()
-    if seen is not None and seen.head.snapshot_id is not None:
-        return followed_snapshot(seen.head.snapshot_id), seen.label
+    copy = follower(seen.atlas_id).atlas if seen is not None else None
+    if seen is not None and copy is not None:
+        return copy, seen.label
     loaded = state.loaded
     if state.source not in (AtlasSource.LIVE, AtlasSource.FOLLOW) and loaded is not None:
         return loaded.atlas, loaded.label
@@ -82,6 +81,10 @@ def current_atlas() -> tuple[ElasticMemoryAtlas, str]:
 
 
 def atlas_version(atlas: ElasticMemoryAtlas) -> int:
-    """Changes whenever ``atlas`` does: the live event count; loaded atlases never change."""
+    """Changes whenever ``atlas`` does: the live event count, a followed copy's changes;
+    loaded atlases never change."""
     system = live_system()
-    return system.buffer.last_seq if atlas is system.atlas else 0
+    if atlas is system.atlas:
+        return system.buffer.last_seq
+    seen = followed()
+    return follower(seen.atlas_id).changes if seen is not None else 0

@@ -26,6 +26,7 @@ from memory_core.dashboard.ui.shared import (
     current_atlas,
     dashboard_state,
     followed,
+    follower,
     live_system,
     refresh_followed,
 )
@@ -152,7 +153,11 @@ def _follow_status(agent: RecordedAtlas) -> None:
         st.rerun()
     seen = followed()
     if seen is not None:
-        st.caption(status_text(seen.head))
+        copy = follower(seen.atlas_id)
+        applied = copy.seq if copy.stalled is None else None
+        st.caption(status_text(seen.head, applied=applied))
+        if copy.stalled is not None:
+            st.caption(f"Following snapshots only: {copy.stalled}")
 
 
 def _snapshot_upload() -> None:

@@ -23,7 +23,7 @@ from memory_core.dashboard.follow import (
 from memory_core.dashboard.inspector import history_row
 from memory_core.dashboard.sources import load_recorded
 from memory_core.dashboard.state import AtlasSource, Keys
-from memory_core.dashboard.ui.shared import followed_snapshot, live_system
+from memory_core.dashboard.ui.shared import follower, live_system
 from memory_core.dashboard.weights import evolution_frame
 from memory_core.engine.events import AtlasEvent, DecayApplied
 from memory_core.errors import InputError
@@ -121,6 +121,12 @@ def test_status_text_says_how_fresh_the_followed_atlas_is() -> None:
     )
 
 
+def test_status_text_counts_the_events_a_follower_has_yet_to_apply() -> None:
+    assert status_text(head(last_seq=40), NOW, applied=40) == "live · up to date"
+    assert status_text(head(last_seq=40), NOW, applied=28) == "live · 12 events to apply"
+    assert status_text(head(last_seq=None), NOW, applied=0) == "live · updated 3 s ago"
+
+
 @pytest.mark.parametrize("bad", [0.1, 61, float("nan"), "2", True])
 def test_check_every_names_the_field_and_range(bad: object) -> None:
     with pytest.raises(InputError, match=r"check_every"):
@@ -148,12 +154,12 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, url: str) -> Iterator[A
     monkeypatch.setenv("ATLAS_DATABASE_URL", url)
     monkeypatch.setenv("ATLAS_DATA_DIR", str(tmp_path))
     live_system.clear()
-    followed_snapshot.clear()
+    follower.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     yield at
     live_system().close()
     live_system.clear()
-    followed_snapshot.clear()
+    follower.clear()
 
 
 def metric(at: AppTest, label: str) -> str:
@@ -179,13 +185,45 @@ def test_pages_follow_the_agent_and_keep_the_filters(
     inspect.select(seats.id).run()
 
     recorder.atlas.add("Finance must be in cc on every booking", session_id="trip")
-    wait_for(lambda: newest_has(reader, recorder.atlas_id, 3))
+    recorder.sink.flush()  # the follower applies the logged event, not the next snapshot
     app.run()  # what the sidebar's timer does between two looks
     assert metric(app, "Memories") == "3"
     assert app.session_state[Keys.KINDS] == ["session"]
     assert app.selectbox(key=Keys.SELECTED).value == seats.id  # the inspected memory kept
     assert "The user prefers window seats" in [str(t.value) for t in app.text]
     assert live_system().atlas.stats()["nodes"] == 0  # the dashboard's own atlas untouched
+
+
+def test_pages_follow_the_agents_events_between_checkpoints(
+    app: AppTest, url: str, reader: Database
+) -> None:
+    agent = LiveRecorder.start(
+        ElasticMemoryAtlas(embedder=HashingEmbedder()), url=url, name="agent", snapshot_every=3600
+    )
+    try:
+        agent.atlas.add("The user prefers window seats", session_id="trip")
+        agent.sink.flush()
+        app.session_state[Keys.SOURCE] = AtlasSource.FOLLOW.value
+        app.run()
+        app.switch_page("pages/live_graph.py")
+        app.run()
+        assert not app.exception, [e.value for e in app.exception]
+        assert metric(app, "Memories") == "1"
+        for text in ("Budget is 5000 euros", "Finance must be in cc on every booking"):
+            agent.atlas.add(text, session_id="trip")
+        agent.atlas.delete(agent.atlas.nodes()[0].id)
+        agent.sink.flush()
+        app.run()
+        assert metric(app, "Memories") == "2"
+        copy = follower(agent.atlas_id)
+        assert copy.atlas is not None and copy.reloads == 1  # the checkpoint taken at start
+        assert agent.snapshots_taken == 1 and copy.applied == copy.seq == 4
+        assert {n.content for n in copy.atlas.nodes()} == {
+            "Budget is 5000 euros",
+            "Finance must be in cc on every booking",
+        }
+    finally:
+        agent.close()
 
 
 def test_eviction_log_reads_the_followed_agents_events(

@@ -47,7 +47,13 @@ def test_reexports_are_the_defining_objects() -> None:
 
 def test_testing_helpers_are_shipped() -> None:
     testing = importlib.import_module("memory_core.testing")
-    assert set(testing.__all__) == {"EventRecorder", "HashingEmbedder", "ManualClock", "wait_for"}
+    assert set(testing.__all__) == {
+        "EventRecorder",
+        "HashingEmbedder",
+        "ManualClock",
+        "atlas_differences",
+        "wait_for",
+    }
     recorder = testing.EventRecorder()
     event = memory_core.SessionEnded(at=1.0, session_id="s", mode="keep", affected=0)
     recorder(event)

@@ -42,7 +42,9 @@ def test_listed_at_start_and_snapshots_only_when_something_changed(
     recorder = LiveRecorder.start(atlas(), url=url, name="idle agent", snapshot_every=0.1)
     try:
         assert reader.atlases.get(recorder.atlas_id).name == "idle agent"  # before any event
-        wait_for(lambda: recorder.snapshots_taken == 1)  # the empty atlas, once
+        assert recorder.snapshots_taken == 1  # the first checkpoint, taken at start
+        (first,) = reader.snapshots.list(atlas_id=recorder.atlas_id).items
+        assert (first.node_count, first.event_seq) == (0, 0)
         time.sleep(1.0)  # ten intervals with nothing new
         assert recorder.snapshots_taken == 1
         recorder.atlas.add("a first fact", session_id="s")
@@ -62,9 +64,9 @@ def test_a_burst_of_events_snapshots_before_the_interval(url: str, reader: Datab
     try:
         for i in range(5):
             recorder.atlas.add(f"burst fact number {i}", session_id="s")
-        wait_for(lambda: recorder.snapshots_taken >= 1)
+        wait_for(lambda: recorder.snapshots_taken >= 2)  # after the one at start
         infos = reader.snapshots.list(atlas_id=recorder.atlas_id).items
-        assert infos[0].node_count == 5
+        assert infos[0].node_count == 5 and infos[0].event_seq == 5
     finally:
         recorder.close()
 
@@ -89,12 +91,12 @@ def test_head_sees_new_events_between_snapshots(url: str, reader: Database) -> N
     recorder = LiveRecorder.start(atlas(), url=url, name="events", snapshot_every=3600)
     try:
         before = head(reader, recorder.atlas_id)
-        assert before.snapshot_id is None and before.last_event_at is None
+        assert before.snapshot_id is not None and before.last_event_at is None
         recorder.atlas.add("an event without a snapshot", session_id="s")
         recorder.sink.flush()
         after = head(reader, recorder.atlas_id)
-        assert after.snapshot_id is None and after.last_event_at is not None
-        assert after.version != before.version and after.live()
+        assert after.snapshot_id == before.snapshot_id and after.last_event_at is not None
+        assert after.last_seq == 1 and after.version != before.version and after.live()
     finally:
         recorder.close()
 
@@ -108,8 +110,7 @@ def test_recorded_atlases_lists_counts_and_liveness(url: str, reader: Database) 
         first.sink.flush()
         wait_for(
             lambda: (
-                second.snapshots_taken >= 1
-                and reader.snapshots.list(atlas_id=first.atlas_id).items[:1] != ()
+                reader.snapshots.list(atlas_id=first.atlas_id).items[:1] != ()
                 and reader.snapshots.list(atlas_id=first.atlas_id).items[0].node_count == 2
             )
         )
