@@ -17,7 +17,6 @@ counter lags: a read that reinforces nothing publishes nothing.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Iterable
 from itertools import groupby
 from pathlib import Path
@@ -221,7 +220,7 @@ def _set_row(table: NodeTable, slot: int, values: Row, event: AtlasEvent) -> Non
     for name, value in values.items():
         if name not in ROW_COLUMNS:
             raise NotReplayableError(event, f"unknown column {name!r}")
-        getattr(table, name)[slot] = math.inf if value is None else value
+        getattr(table, name)[slot] = value
 
 
 def _link(state: AtlasState, event: AtlasEvent, edge: Edge) -> None:

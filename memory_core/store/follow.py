@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import logging
+import math
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -72,12 +73,21 @@ def decode(stored: StoredEvent) -> AtlasEvent | None:
                 values[name] = tuple(tuple(v) if isinstance(v, list) else v for v in values[name])
         if "edges" in values:
             values["edges"] = tuple(tuple(e) for e in values["edges"])
+        if "row" in values:
+            values["row"] = _row(values["row"])
+        if "rows" in values:
+            values["rows"] = {node: _row(row) for node, row in values["rows"].items()}
         if isinstance(values.get(EMBEDDING_FIELD), str):
             values[EMBEDDING_FIELD] = base64.b64decode(values[EMBEDDING_FIELD])
         event: AtlasEvent = cls(**values)
     except (TypeError, ValueError):
         return None
     return event
+
+
+def _row(values: dict[str, Any]) -> dict[str, float]:
+    """JSON stores an infinite expiry as null."""
+    return {k: math.inf if v is None else v for k, v in values.items()}
 
 
 class AtlasFollower:

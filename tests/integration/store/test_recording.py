@@ -1,5 +1,5 @@
 """Recorded atlases and the log survive a restart; evicted memories can be restored;
-erase reaches tables of other packages too."""
+erase reaches tables of other packages too; a follower of a recording agent is exact."""
 
 from __future__ import annotations
 
@@ -13,8 +13,16 @@ from memory_core import AtlasConfig, ElasticMemoryAtlas
 from memory_core.engine.model import MemoryNode
 from memory_core.errors import InputError
 from memory_core.store import EventFilter, EventRecord, EventSink, open_database
+from memory_core.store.follow import AtlasFollower
+from memory_core.store.live import LiveRecorder
 from memory_core.store.recording import open_recorded, record_snapshot, restore_evicted
-from memory_core.testing import HashingEmbedder, ManualClock
+from memory_core.testing import (
+    HashingEmbedder,
+    ManualClock,
+    atlas_differences,
+    mixed_agent,
+    mixed_workload,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -120,3 +128,30 @@ def test_erase_reaches_tables_nobody_registered(database) -> None:  # type: igno
     assert deleted["notes_of_others"] == 1 and deleted["events"] == 1
     with database.session() as s:
         assert s.execute(text("SELECT session_id FROM notes_of_others")).scalars().all() == ["s2"]
+
+
+def test_a_follower_ends_in_the_recording_agents_exact_state(db_url: str) -> None:
+    """The real recorder and store: events enriched, written by the sink, read back in
+    order, applied to a checkpoint copy; compared memory by memory and edge by edge."""
+    atlas, clock = mixed_agent(64)
+    recorder = LiveRecorder(atlas, open_database(db_url), name="mixed", snapshot_every=3600)
+    reader = open_database(db_url)
+    try:
+        follower = AtlasFollower(reader, recorder.atlas_id, embedder=HashingEmbedder(64))
+        mixed_workload(atlas, clock, 1)
+        recorder.sink.flush()
+        assert follower.catch_up() and atlas_differences(atlas, follower.atlas) == []  # type: ignore[arg-type]
+        recorder.snapshot()  # a checkpoint half-way: this follower does not need it
+        mixed_workload(atlas, clock, 2)
+        recorder.sink.flush()
+        follower.catch_up()
+        assert follower.stalled is None and follower.reloads == 1
+        assert follower.seq == recorder.sink.sequence == follower.applied
+        assert atlas_differences(atlas, follower.atlas) == []  # type: ignore[arg-type]
+        late = AtlasFollower(reader, recorder.atlas_id, embedder=HashingEmbedder(64))
+        late.catch_up()  # starts from the half-way checkpoint
+        assert late.checkpoint is not None and 0 < late.applied < follower.applied
+        assert atlas_differences(atlas, late.atlas) == []  # type: ignore[arg-type]
+    finally:
+        recorder.close()
+        reader.close()

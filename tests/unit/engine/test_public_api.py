@@ -51,7 +51,10 @@ def test_testing_helpers_are_shipped() -> None:
         "EventRecorder",
         "HashingEmbedder",
         "ManualClock",
+        "TickingClock",
         "atlas_differences",
+        "mixed_agent",
+        "mixed_workload",
         "wait_for",
     }
     recorder = testing.EventRecorder()
