@@ -12,6 +12,7 @@ from memory_core.dashboard.demo import (
     sample_files,
 )
 from memory_core.dashboard.graph_view import DEFAULT_MAX_NODES, select_drawn
+from memory_core.dashboard.rule_log import buffered, notes
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
 from memory_core.dashboard.ui.panels import (
@@ -151,6 +152,7 @@ def graph_view() -> None:
         highlight=dict(last.recalled) if last else None,
         height=560,
         inspectable=True,
+        notes=notes(buffered(system.buffer)),
     )
 
 

@@ -1,10 +1,10 @@
 """Eviction log: what was forgotten, when and why, with export and restore."""
 
-import math
 from datetime import timedelta
 
 import streamlit as st
 
+from memory_core import EvictionReason, MemoryEvicted
 from memory_core.dashboard.access import Action
 from memory_core.dashboard.eviction_view import (
     DB_SORT_KEYS,
@@ -15,14 +15,19 @@ from memory_core.dashboard.eviction_view import (
     query_events,
     reason_counts,
     row_from_event,
+    time_range,
     to_csv,
+)
+from memory_core.dashboard.rule_log import (
+    RULE_LABELS,
+    buffered,
+    rule_rows,
+    stored_rule_rows,
+    undo_forget,
 )
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
 from memory_core.dashboard.ui.shared import current_atlas, dashboard_state, followed, live_system
-from memory_core.engine.clock import to_datetime
-from memory_core.engine.events import MemoryEvicted
-from memory_core.engine.model import EvictionReason
 from memory_core.errors import AtlasError
 
 require_app_shell()
@@ -57,9 +62,9 @@ sessions = sorted(
 session = f2.selectbox("Session", ["(all)", *sessions], key="evictions_session")
 text = f3.text_input("Text contains", key="evictions_text")
 since = until = None
-times = sorted({r.at for r in memory_rows})
-if not from_db and len(times) >= 2 and times[-1] - times[0] >= 60:
-    low, high = to_datetime(math.floor(times[0])), to_datetime(math.floor(times[-1]) + 1)
+bounds = None if from_db else time_range(memory_rows)
+if bounds is not None:
+    low, high = bounds
     # No key: when new evictions widen the range, the slider starts over at the full range.
     picked = st.slider(
         "Time range", low, high, (low, high), step=timedelta(minutes=1), format="YYYY-MM-DD HH:mm"
@@ -173,3 +178,44 @@ else:
         st.caption(message)
     elif done is not None:
         st.caption(f"Already restored as {done}.")
+
+st.subheader("Rules of the agent loop")
+st.caption(
+    "What the orchestrator did to memories without evicting them: sessions folded into "
+    "episode summaries, statements corrected too often sent to knowledge review, memories "
+    "soft-deleted because the user asked to forget them (kept here for audit)."
+)
+rule_filter = st.multiselect(
+    "Rule", list(RULE_LABELS), format_func=RULE_LABELS.get, key="rules_kind"
+)
+scope = None if session == "(all)" else session
+try:
+    rules_found = (
+        stored_rule_rows(db.events, atlas_id=agent.atlas_id if agent else None, session_id=scope)
+        if from_db and db
+        else rule_rows(buffered(system.buffer), session_id=scope)
+    )
+except AtlasError as exc:
+    st.error(str(exc))
+    rules_found = []
+rules_found = [r for r in rules_found if not rule_filter or r.rule in rule_filter]
+if not rules_found:
+    st.info(
+        "No rule has fired yet. A session past the episode threshold, a statement "
+        "corrected three times or a 'forget what I just said' makes one."
+    )
+else:
+    held = None if agent else system.atlas
+    st.dataframe([r.display_record(held) for r in rules_found], hide_index=True, width="stretch")
+    undoable = [r for r in rules_found if r.undoable and not agent]
+    if undoable:
+        picked = st.selectbox(
+            "Soft delete to undo",
+            range(len(undoable)),
+            format_func=lambda i: f"{undoable[i].session_id} · {undoable[i].message}",
+            key="rules_undo",
+        )
+        blocked = denied(Action.WRITE)
+        if st.button("Undo soft delete", disabled=blocked is not None, help=blocked):
+            restored = undo_forget(system.atlas, undoable[picked])
+            st.caption(f"Active again: {', '.join(restored)}" if restored else "Nothing to undo.")

@@ -5,6 +5,7 @@ import streamlit as st
 from memory_core.dashboard.access import Action
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
+from memory_core.dashboard.rule_log import buffered, notes
 from memory_core.dashboard.state import AtlasSource
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
@@ -52,6 +53,7 @@ def live_view() -> None:
         max_nodes=max_nodes,
         size_by=size_by,
         inspectable=True,
+        notes=notes(buffered(system.buffer)) if is_live else None,
     )
 
 

@@ -6,6 +6,7 @@ from memory_core.dashboard.access import Action
 from memory_core.dashboard.conflict_view import desk_for
 from memory_core.dashboard.inspector import hits_table
 from memory_core.dashboard.playground import converse
+from memory_core.dashboard.rule_log import buffered, notes
 from memory_core.dashboard.state import Keys
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
@@ -48,6 +49,7 @@ if prompt:
             remember=remember,
             top_k=int(top_k),
             guard=desk_for(system.atlas, system.recording.db).guard if guarded else None,
+            rules=system.player.rules,
         )
     except AtlasError as exc:
         st.error(str(exc))
@@ -70,6 +72,7 @@ with graph_col:
         version=system.buffer.last_seq,
         highlight=state.highlight,
         height=460,
+        notes=notes(buffered(system.buffer)),
     )
     legend()
 

@@ -1,20 +1,22 @@
 """The memory-aware agent loop (first seed, section 4), the one path every turn takes:
 
-    retrieve (the input is an access; optionally falling back to verified knowledge)
-    -> format context within a token budget -> act (the responder)
-    -> decide what is worth remembering -> the orchestrator's forget rule
-    -> store with links to what was retrieved -> the orchestrator's episode and correction
-       rules -> at session end: the atlas's end-of-session policy (summary, fade or purge).
+    the orchestrator's forget rule (a request to forget is answered, not remembered)
+    -> retrieve (the input is an access; optionally falling back to verified knowledge)
+    -> respond (format context within a token budget, ask the LLM; nothing when replaying)
+    -> decide what is worth remembering -> store with links to what was retrieved
+    -> the orchestrator's episode and correction rules
+    -> at session end: the atlas's end-of-session policy (summary, fade or purge).
 
-``TurnLoop`` is everything but the act step, over any ``TurnMemory``: the harness replays
-conversations through it with a policy as the memory and no responder, the MCP server's
-``memory_write`` / ``memory_read`` and the demo player go through it with the atlas.
-``MemoryAgent`` adds the act step for one session of an atlas.
+``TurnLoop.turn`` runs it over any ``TurnMemory`` with a pluggable responder: the harness
+replays conversations through it with a policy as the memory and no responder, the MCP
+server's ``memory_write`` / ``memory_read``, the demo player and the playground go
+through it with the atlas. ``MemoryAgent`` is one session of an atlas with an LLM as
+the responder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic
 
@@ -37,6 +39,9 @@ if TYPE_CHECKING:
 
 SYSTEM_PROMPT = "You are a helpful assistant. Relevant memories of earlier turns:\n{context}"
 
+Responder = Callable[[Sequence[HitT]], str | None]
+"""The act step: what to answer given what was recalled (None: no answer, as in a replay)."""
+
 
 @dataclass(slots=True)
 class Stored(Generic[StoredT]):
@@ -46,15 +51,24 @@ class Stored(Generic[StoredT]):
     declined: bool = False
     """The remember policy (write filter) said it is not worth keeping."""
     forget: ForgetOutcome | None = None
-    """The input was a request to forget; it is not stored itself."""
+    """The input was a request to forget: answered by the rule, not stored."""
     rules: list[RuleFired] = field(default_factory=list)
 
 
+@dataclass(slots=True)
+class Turn(Generic[HitT, StoredT]):
+    """One turn through the loop: what it recalled, answered and stored."""
+
+    hits: list[HitT]
+    response: str | None
+    done: Stored[StoredT]
+
+
 class TurnLoop(Generic[HitT, StoredT]):
-    """Recall and store stages of the loop over one memory, with its filter and rules.
+    """The loop over one memory, with its write filter and rules.
 
     Args:
-        memory: the atlas (``AtlasMemory``) or a harness policy.
+        memory: the atlas (``AtlasMemory``, ``GuardedMemory``) or a harness policy.
         remember: the write filter, called with the utterance and its metadata.
         link_top: a stored input links to this many of the best recalled memories.
         rules: the orchestrator (``rules.Orchestrator``); None runs no rules (the harness's
@@ -75,6 +89,53 @@ class TurnLoop(Generic[HitT, StoredT]):
         self.remember = remember
         self.link_top = link_top
         self.rules = rules
+
+    def turn(
+        self,
+        utterance: str,
+        *,
+        session_id: str,
+        top_k: int,
+        recall: bool = True,
+        query: str | None = None,
+        query_vector: np.ndarray | None = None,
+        respond: Responder[HitT] | None = None,
+        vector: np.ndarray | None = None,
+        provenance: Sequence[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
+    ) -> Turn[HitT, StoredT]:
+        """One turn: forget rule, recall (with ``query``, the utterance by default; skipped
+        with ``recall=False``), respond, store (``vector``: the attributed text's embedding).
+
+        A request to forget recalls nothing (it must not reinforce what it removes) and is
+        answered by the rule; with nothing to forget, nothing changes at all.
+        """
+        if self.rules is not None:
+            forget = self.rules.forget_request(utterance, session_id)
+            if forget is not None:
+                return Turn([], forget.message, Stored(forget=forget))
+        hits = (
+            self.recall(
+                utterance if query is None else query,
+                session_id=session_id,
+                top_k=top_k,
+                vector=query_vector,
+            )
+            if recall
+            else []
+        )
+        response = respond(hits) if respond is not None else None
+        done = self.store(
+            utterance,
+            session_id=session_id,
+            hits=hits,
+            vector=vector,
+            provenance=provenance,
+            metadata=metadata,
+            options=options,
+        )
+        return Turn(hits, response, done)
 
     def recall(
         self,
@@ -107,17 +168,11 @@ class TurnLoop(Generic[HitT, StoredT]):
         metadata: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
     ) -> Stored[StoredT]:
-        """Filter, forget rule, store (as said by ``metadata["speaker"]``), then the rules.
-
-        ``vector`` is the embedding of the attributed text (``attribution``), if known.
-        """
+        """Filter, store (as said by ``metadata["speaker"]``), then the episode and
+        correction rules. ``vector`` is the attributed text's embedding, if known."""
         meta = dict(metadata or {})
         if not self.remember(utterance, meta):
             return Stored(declined=True)
-        if self.rules is not None:
-            forget = self.rules.forget_request(utterance, session_id)
-            if forget is not None:
-                return Stored(forget=forget)
         speaker = meta.get("speaker")
         memory = self.memory
         stored = memory.store(
@@ -223,18 +278,17 @@ class MemoryAgent:
         metadata: Mapping[str, Any] | None = None,
         embedding: np.ndarray | None = None,
     ) -> AgentStep:
-        """Retrieve for the input and remember it if worth it — no response generated."""
-        hits = self.recall(text, query_embedding=embedding)
-        done = self._store(text, hits, provenance, metadata, embedding)
-        return AgentStep(
+        """The loop without a responder: retrieve for the input, remember it if worth it."""
+        turn = self.loop.turn(
             text,
-            hits,
-            "",
-            done.forget.message if done.forget is not None else None,
-            done.stored,
-            forgotten=done.forget.forgotten if done.forget is not None else (),
-            rules=done.rules,
+            session_id=self.session_id,
+            top_k=self.settings.top_k,
+            query_vector=embedding,
+            vector=embedding,
+            provenance=provenance,
+            metadata=metadata,
         )
+        return self._step(text, turn)
 
     def step(
         self,
@@ -246,49 +300,51 @@ class MemoryAgent:
         """One full turn: recall (falling back to knowledge), build context, ask, remember.
 
         A request to forget is answered by what the forget rule did, not by the LLM."""
-        hits = self.recall(user_input)
-        budget = self.settings.token_budget
-        knowledge, known = (
-            self.knowledge.prepare(user_input, hits, self.settings.top_k, budget)
-            if self.knowledge is not None
-            else ([], "")
-        )
-        memories = self.format_context(hits, budget - estimate_tokens(known) if known else budget)
-        context = "\n".join(part for part in (memories, known) if part)
-        done = self._store(user_input, hits, provenance, metadata, None)
-        if done.forget is not None:
-            return AgentStep(
-                user_input,
-                hits,
-                context,
-                done.forget.message,
-                None,
-                context_tokens=estimate_tokens(context),
-                forgotten=done.forget.forgotten,
+        seen = _Seen()
+
+        def respond(hits: Sequence[RetrievalHit]) -> str:
+            budget = self.settings.token_budget
+            seen.knowledge, known = (
+                self.knowledge.prepare(user_input, hits, self.settings.top_k, budget)
+                if self.knowledge is not None
+                else ([], "")
             )
-        messages = [
-            ChatMessage("system", SYSTEM_PROMPT.format(context=context)),
-            ChatMessage("user", user_input),
-        ]
-        response = self.llm.complete(messages)
-        stored = done.stored
-        if self.knowledge is not None and knowledge:
-            cited_by = stored.id if stored is not None else self.session_id
-            self.knowledge.cite(knowledge, cited_by_id=cited_by, session_id=self.session_id)
-        stored_response = None
-        if self.settings.remember_responses and response.strip():
-            stored_response = self._store(response, hits, (), {"speaker": "assistant"}, None).stored
-        return AgentStep(
+            remaining = budget - estimate_tokens(known) if known else budget
+            memories = self.format_context(hits, remaining)
+            seen.context = "\n".join(part for part in (memories, known) if part)
+            messages = [
+                ChatMessage("system", SYSTEM_PROMPT.format(context=seen.context)),
+                ChatMessage("user", user_input),
+            ]
+            return self.llm.complete(messages)
+
+        turn = self.loop.turn(
             user_input,
-            hits,
-            context,
-            response,
-            stored,
-            stored_response,
-            estimate_tokens(context),
-            knowledge,
-            rules=done.rules,
+            session_id=self.session_id,
+            top_k=self.settings.top_k,
+            respond=respond,
+            provenance=provenance,
+            metadata=metadata,
         )
+        stored = turn.done.stored
+        if self.knowledge is not None and seen.knowledge:
+            cited_by = stored.id if stored is not None else self.session_id
+            self.knowledge.cite(seen.knowledge, cited_by_id=cited_by, session_id=self.session_id)
+        response = turn.response
+        stored_response = None
+        if (
+            turn.done.forget is None
+            and self.settings.remember_responses
+            and response
+            and response.strip()
+        ):
+            stored_response = self.loop.store(
+                response,
+                session_id=self.session_id,
+                hits=turn.hits,
+                metadata={"speaker": "assistant"},
+            ).stored
+        return self._step(user_input, turn, seen, stored_response)
 
     def end_session(self, mode: str | None = None) -> int:
         return (
@@ -297,19 +353,32 @@ class MemoryAgent:
             else 0
         )
 
-    def _store(
-        self,
+    @staticmethod
+    def _step(
         text: str,
-        hits: Sequence[RetrievalHit],
-        provenance: Sequence[str],
-        metadata: Mapping[str, Any] | None,
-        embedding: np.ndarray | None,
-    ) -> Stored[MemoryNode]:
-        return self.loop.store(
+        turn: Turn[RetrievalHit, MemoryNode],
+        seen: _Seen | None = None,
+        stored_response: MemoryNode | None = None,
+    ) -> AgentStep:
+        context = seen.context if seen is not None else ""
+        forget = turn.done.forget
+        return AgentStep(
             text,
-            session_id=self.session_id,
-            hits=hits,
-            vector=embedding,
-            provenance=provenance,
-            metadata=metadata,
+            turn.hits,
+            context,
+            turn.response,
+            turn.done.stored,
+            stored_response,
+            estimate_tokens(context) if seen is not None else 0,
+            seen.knowledge if seen is not None else [],
+            forgotten=forget.forgotten if forget is not None else (),
+            rules=turn.done.rules,
         )
+
+
+@dataclass(slots=True)
+class _Seen:
+    """What the responder built, for the step's record."""
+
+    context: str = ""
+    knowledge: list[KnowledgeHit] = field(default_factory=list)

@@ -9,12 +9,15 @@ understands (the atlas's ``kinds``, ``pinned``, ``ttl_hours`` ...), passed throu
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.model import MemoryNode, RetrievalHit
+
+if TYPE_CHECKING:
+    from memory_core.conflicts.guard import ConflictGuard, GuardResult
 
 HitT = TypeVar("HitT")
 StoredT = TypeVar("StoredT")
@@ -118,3 +121,65 @@ class AtlasMemory:
 
     def stored_id(self, stored: MemoryNode) -> str:
         return stored.id
+
+
+class GuardedMemory:
+    """The atlas behind a ``ConflictGuard``: writes are checked for contradictions (a
+    correction supersedes what it corrects, which the orchestrator's review rule counts);
+    what is stored is the guard's whole result, so callers can say what it decided."""
+
+    __slots__ = ("_atlas", "guard")
+
+    def __init__(self, guard: ConflictGuard, *, cross_session: bool = False) -> None:
+        self.guard = guard
+        self._atlas = AtlasMemory(guard.atlas, cross_session=cross_session)
+
+    def recall(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        top_k: int,
+        session_id: str | None,
+        reinforce: bool,
+        options: Mapping[str, Any],
+    ) -> list[RetrievalHit]:
+        return self._atlas.recall(
+            text,
+            vector,
+            top_k=top_k,
+            session_id=session_id,
+            reinforce=reinforce,
+            options=options,
+        )
+
+    def store(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        *,
+        session_id: str,
+        provenance: tuple[str, ...],
+        links_to: Sequence[str],
+        metadata: Mapping[str, Any],
+        options: Mapping[str, Any],
+    ) -> GuardResult:
+        atlas = self.guard.atlas
+        extra = dict(options)
+        explicit = list(extra.pop("links_to", None) or ())
+        return self.guard.add(
+            text,
+            session_id=session_id,
+            metadata=metadata,
+            provenance=provenance,
+            links_to=[*explicit, *(i for i in links_to if i in atlas and i not in explicit)],
+            embedding=vector,
+            **extra,
+        )
+
+    def hit_id(self, hit: RetrievalHit) -> str:
+        return hit.node.id
+
+    def stored_id(self, stored: GuardResult) -> str:
+        """The stored memory's id; "" when the write was the guard's own forget request."""
+        return stored.node.id if stored.node is not None else ""

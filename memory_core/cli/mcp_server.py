@@ -144,10 +144,17 @@ def build_server(
             "pinned": pinned,
             "links_to": links_to,
         }
-        done = _guard(
-            lambda: loop.store(content, session_id=session_id, metadata=meta, options=options)
+        turn = _guard(
+            lambda: loop.turn(
+                content,
+                session_id=session_id,
+                top_k=1,
+                recall=False,  # the client reads with memory_read
+                metadata=meta,
+                options=options,
+            )
         )
-        return write_view(done)
+        return write_view(turn.done)
 
     @server.tool(
         description="Retrieve the memories most relevant to a query, with score breakdowns."

@@ -158,8 +158,10 @@ class DemoPlayer:
         on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self._atlas = atlas
+        self.rules = Orchestrator(atlas)
+        """The live atlas's orchestrator, shared with the playground's exchanges."""
         self._loop: TurnLoop[RetrievalHit, MemoryNode] = TurnLoop(
-            AtlasMemory(atlas, cross_session=True), rules=Orchestrator(atlas)
+            AtlasMemory(atlas, cross_session=True), rules=self.rules
         )
         self._clock = clock
         self._cond = threading.Condition()
@@ -307,17 +309,14 @@ class DemoPlayer:
             gap = max(0.0, turn.at - previous.at) * scale
             self._clock.advance(min(gap, MAX_GAP_HOURS * 3600.0))
         atlas, loop = self._atlas, self._loop
-        hits = (
-            loop.recall(turn.text, session_id=sid, top_k=RECALL_TOP_K)
-            if turn.speaker == "user"
-            else []
-        )
-        done = loop.store(
+        played = loop.turn(
             turn.text,
             session_id=sid,
-            hits=hits,
+            top_k=RECALL_TOP_K,
+            recall=turn.speaker == "user",
             metadata={"speaker": turn.speaker, "turn": turn.id},
         )
+        done, hits = played.done, played.hits
         evicted = sum(atlas.decay().values())
         if last_of_session and sid in atlas.sessions():
             atlas.end_session(sid)

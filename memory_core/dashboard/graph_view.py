@@ -40,6 +40,8 @@ COLOR_FLOOR = 0.2
 """Weakest memories use this point of the scale, so they stay visible on white."""
 GREY = "#c8c8c8"
 HIGHLIGHT_BORDER = "#e11d48"
+RULE_BORDER = "#d97706"
+"""Border of memories an agent-loop rule acted on (an episode, a soft delete, a review)."""
 MIN_COLOR_SPAN = 0.05
 """Narrowest weight span the colour scale stretches over (one weight alone is mid-blue)."""
 LAYOUT_WIDTH = 1000.0
@@ -293,8 +295,9 @@ def label(text: str, limit: int = LABEL_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def tooltip(node: MemoryNode, score: float | None = None) -> str:
-    """Plain-text hover text (vis-network shows it with ``innerText``)."""
+def tooltip(node: MemoryNode, score: float | None = None, note: str | None = None) -> str:
+    """Plain-text hover text (vis-network shows it with ``innerText``); ``note`` says what
+    the agent loop's rules did to the memory."""
     body = (
         node.content if len(node.content) <= TOOLTIP_CHARS else node.content[:TOOLTIP_CHARS] + "…"
     )
@@ -307,6 +310,8 @@ def tooltip(node: MemoryNode, score: float | None = None) -> str:
     ]
     if score is not None:
         lines.append(f"retrieval score {score:.3f}")
+    if note:
+        lines.append(f"rule: {note}".replace("\n", "\nrule: "))
     return "\n".join(lines)
 
 
@@ -320,6 +325,7 @@ def build_graph(
     size_by: SizeBy = "importance",
     height_px: int = 560,
     previous: Mapping[str, tuple[float, float]] | None = None,
+    notes: Mapping[str, str] | None = None,
 ) -> GraphView:
     """Draw the heaviest ``max_nodes`` nodes and the edges between them.
 
@@ -330,10 +336,13 @@ def build_graph(
         max_nodes: cap on drawn nodes; the rest are counted in ``GraphView.hidden``.
         previous: positions of the last drawing (``GraphView.positions``): memories
             still drawn keep their place.
+        notes: node id -> what the agent loop's rules did to it (``rule_log.notes``):
+            shown on hover, the memory ringed in amber.
     """
     if size_by not in SIZE_OPTIONS:
         raise InputError("size_by", f"must be one of {', '.join(SIZE_OPTIONS)}, got {size_by!r}")
     highlight = dict(highlight or {})
+    notes = dict(notes or {})
     kept, hidden = select_drawn(nodes, max_nodes)
     ids = {n.id for n in kept}
     drawn_edges = [e for e in edges if e.source_id in ids and e.target_id in ids]
@@ -350,7 +359,7 @@ def build_graph(
     sizes = {n.id: node_size(n, degree[n.id], size_by) for n in kept}
     labelled = fitting_labels(kept, positions, sizes)
     for node, color in zip(kept, colors, strict=True):
-        attrs = _node_attrs(node, degree[node.id], size_by, color, highlight)
+        attrs = _node_attrs(node, degree[node.id], size_by, color, highlight, notes.get(node.id))
         if node.id not in labelled:
             attrs["label"] = " "  # no room: hover or click shows the text
         x, y = positions[node.id]
@@ -391,8 +400,9 @@ def legend_html(view: GraphView, size_by: SizeBy = "importance") -> str:
         f"margin-left:12px;background:{GREY}'></span>&nbsp;inactive"
     )
     sizes = (
-        "size: importance 0 → 1" if size_by == "importance" else "size: number of links"
-    ) + "; red ring: recalled"
+        ("size: importance 0 → 1" if size_by == "importance" else "size: number of links")
+        + f"; red ring: recalled; <span style='color:{RULE_BORDER}'>amber ring</span>: changed by a rule"
+    )
     shapes = " ".join(f"{_SHAPE_GLYPHS[s]}&nbsp;{k.value}" for k, s in KIND_SHAPES.items())
     relations = " ".join(_relation_key(r) for r in (view.relations or tuple(RELATION_STYLES)))
     rows = [colour, sizes, shapes, relations]
@@ -424,18 +434,25 @@ def _node_attrs(
     size_by: SizeBy,
     color: str,
     highlight: Mapping[str, float],
+    note: str | None = None,
 ) -> dict[str, Any]:
     active = node.status is MemoryStatus.ACTIVE
     fill = color if active else GREY
     score = highlight.get(node.id)
-    border = HIGHLIGHT_BORDER if score is not None else ("#555555" if active else GREY)
+    border = (
+        HIGHLIGHT_BORDER
+        if score is not None
+        else RULE_BORDER
+        if note
+        else ("#555555" if active else GREY)
+    )
     return {
         "label": label(node.content),
-        "title": tooltip(node, score),
+        "title": tooltip(node, score, note),
         "shape": KIND_SHAPES[node.kind],
         "size": node_size(node, degree, size_by),
         "color": {"background": fill, "border": border},
-        "borderWidth": 4 if score is not None else 1,
+        "borderWidth": 4 if score is not None else 3 if note else 1,
         "font": {"color": "#222222" if active else "#9a9a9a"},
         "opacity": 1.0 if active else 0.55,
     }

@@ -1,4 +1,8 @@
-"""The playground's one exchange: recall what a message brings back, then remember it."""
+"""The playground's one exchange: recall what a message brings back, then remember it.
+
+An exchange is a turn of the agent loop (``memory_core.agent.loop.TurnLoop``): with the
+conflict guard as the memory when it is on, and the orchestrator's rules when given, so
+"forget that" soft-deletes and a thrice-corrected statement goes to review here too."""
 
 from __future__ import annotations
 
@@ -6,6 +10,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memory_core.agent.loop import Stored, TurnLoop
+from memory_core.agent.memory import AtlasMemory, GuardedMemory
+from memory_core.agent.rules import Orchestrator
 from memory_core.dashboard.conflict_view import decision_lines
 from memory_core.dashboard.graph_view import label
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -13,7 +20,7 @@ from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import InputError
 
 if TYPE_CHECKING:
-    from memory_core.conflicts.guard import ConflictGuard
+    from memory_core.conflicts.guard import ConflictGuard, GuardResult
 
 SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:\-]{0,63}$")
 MAX_TOP_K = 20
@@ -47,6 +54,7 @@ def converse(
     top_k: int = 5,
     cross_session: bool = True,
     guard: ConflictGuard | None = None,
+    rules: Orchestrator | None = None,
 ) -> Exchange:
     """Retrieve for ``message`` (reinforcing the hits) and, if asked, store it afterwards.
 
@@ -57,27 +65,44 @@ def converse(
     session_id = check_session_name(session_id)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InputError("top_k", f"must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
-    hits = (
-        atlas.retrieve(message, top_k, session_id=session_id, cross_session=cross_session)
-        if len(atlas)
-        else []
-    )
-    if not remember:
-        return Exchange(hits, None, _reply(hits, None))
     if guard is None:
-        stored = atlas.add(message, session_id=session_id)
-        return Exchange(hits, stored, _reply(hits, stored) + "\nConflict guard off: not checked.")
-    result = guard.add(message, session_id=session_id)
-    checked = [line for line in decision_lines(result) if not line.startswith("stored ")]
-    verdict = "; ".join(checked) if result.decisions else "no contradiction"
+        plain = TurnLoop(AtlasMemory(atlas, cross_session=cross_session), rules=rules)
+        if not remember:
+            hits = plain.recall(message, session_id=session_id, top_k=top_k)
+            return Exchange(hits, None, _reply(hits, None))
+        turn = plain.turn(message, session_id=session_id, top_k=top_k)
+        stored = turn.done.stored
+        reply = _reply(turn.hits, stored, _said(turn.done))
+        return Exchange(turn.hits, stored, reply + "\nConflict guard off: not checked.")
+    guarded = TurnLoop(GuardedMemory(guard, cross_session=cross_session), rules=rules)
+    if not remember:
+        hits = guarded.recall(message, session_id=session_id, top_k=top_k)
+        return Exchange(hits, None, _reply(hits, None))
+    checked = guarded.turn(message, session_id=session_id, top_k=top_k)
+    result = checked.done.stored
+    if result is None:  # a forget request: the rule answered, the guard was not asked
+        return Exchange(checked.hits, None, _reply(checked.hits, None, _said(checked.done)))
+    lines = [line for line in decision_lines(result) if not line.startswith("stored ")]
+    verdict = "; ".join(lines) if result.decisions else "no contradiction"
     return Exchange(
-        hits,
+        checked.hits,
         result.node,
-        _reply(hits, result.node) + f"\nChecked by the conflict guard: {verdict}.",
+        _reply(checked.hits, result.node, _said(checked.done))
+        + f"\nChecked by the conflict guard: {verdict}.",
     )
 
 
-def _reply(hits: list[RetrievalHit], stored: MemoryNode | None) -> str:
+def _said(done: Stored[MemoryNode] | Stored[GuardResult]) -> list[str]:
+    """What the rules did on the turn, as reply lines."""
+    lines = [e.message for e in done.rules]
+    if done.forget is not None:
+        lines.append(done.forget.message.capitalize() + ".")
+    return lines
+
+
+def _reply(
+    hits: list[RetrievalHit], stored: MemoryNode | None, rules: list[str] | None = None
+) -> str:
     if hits:
         best = hits[0]
         recalled = (
@@ -86,6 +111,7 @@ def _reply(hits: list[RetrievalHit], stored: MemoryNode | None) -> str:
         )
     else:
         recalled = "Nothing relevant recalled yet."
-    if stored is None:
-        return recalled
-    return f"{recalled}\nStored your message as memory {stored.id} (weight {stored.weight:.2f})."
+    lines = [recalled, *(rules or [])]
+    if stored is not None:
+        lines.append(f"Stored your message as memory {stored.id} (weight {stored.weight:.2f}).")
+    return "\n".join(lines)

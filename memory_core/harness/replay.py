@@ -259,19 +259,17 @@ def replay_conversation(
             clock.set(max(turn.at, clock.now()))
             text = memory_text(turn)
             vector = vectors[text]
-            hits = (
-                loop.recall(text, session_id=session.id, top_k=settings.context_k, vector=vector)
-                if conversation.reads is None
-                else []
-            )
-            kept = loop.store(
+            kept = loop.turn(
                 turn.text,
                 session_id=session.id,
-                hits=hits,
+                top_k=settings.context_k,
+                recall=conversation.reads is None,  # a recording brings its own reads
+                query=text,
+                query_vector=vector,
                 vector=vector,
                 provenance=(turn.id,),
                 metadata={"speaker": turn.speaker},
-            )
+            ).done
             if kept.stored is not None:
                 stored[turn.id] = kept.stored
             done += 1

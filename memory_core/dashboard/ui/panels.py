@@ -65,6 +65,7 @@ def graph_panel(
     size_by: SizeBy = "importance",
     height: int = 540,
     inspectable: bool = False,
+    notes: Mapping[str, str] | None = None,
 ) -> GraphView:
     """Draw the filtered graph (strongest ``max_nodes``) in an iframe and say what is hidden.
 
@@ -80,6 +81,7 @@ def graph_panel(
         max_nodes,
         size_by,
         height,
+        tuple(sorted((notes or {}).items())),
     )
     memo = st.session_state.get(_MEMO)
     if memo is not None and memo[0] == key:
@@ -96,6 +98,7 @@ def graph_panel(
             size_by=size_by,
             height_px=height,
             previous=memo[1].positions if memo is not None and same else None,  # stays put
+            notes=notes,
         )
         empty = not nodes
         st.session_state[_MEMO] = (key, view, empty)

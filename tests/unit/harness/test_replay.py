@@ -14,7 +14,6 @@ from memory_core.harness.replay import (
     ReplaySettings,
     conversation_texts,
     embed_conversation,
-    harness_embedder,
     replay_all,
     replay_conversation,
 )
@@ -183,6 +182,24 @@ def test_bad_settings_name_the_field(kwargs: dict, field: str) -> None:
         ReplaySettings(**kwargs)
 
 
-def test_unknown_embedder_name() -> None:
-    with pytest.raises(InputError, match="hashing"):
-        harness_embedder("word2vec")
+def test_rules_run_in_the_replay_only_when_asked(make_conversation, embedder) -> None:
+    """The replay goes through the agent loop: with ``rules`` a forget request soft-deletes
+    the user's last memory instead of being stored; without, it is an ordinary turn."""
+    talk = make_conversation(
+        [["The door code is 4471.", "Noted, 4471.", "forget what I just said", *FILLER[:3]]],
+        [(["s1-t1"], "door code 4471", "recalled")],
+    )
+    plain = replay_conversation(talk, AtlasConfig(), embedder=embedder)
+    ruled = replay_conversation(
+        talk, AtlasConfig(), settings=ReplaySettings(rules=True), embedder=embedder
+    )
+    assert "s1-t3" in plain.stored and "s1-t3" not in ruled.stored
+    assert plain.result.facts[0].recalled and not ruled.result.facts[0].recalled
+    assert isinstance(ruled.policy, AtlasPolicy)
+    gone = ruled.policy.atlas.get(ruled.stored["s1-t1"])
+    assert gone.status.value == "tombstoned"  # kept for audit
+
+
+def test_rules_need_the_atlas_policy() -> None:
+    with pytest.raises(InputError, match="rules"):
+        ReplaySettings(policy="fifo", rules=True)
