@@ -29,7 +29,7 @@ from memory_core.dashboard.marking import (
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
 from memory_core.errors import AtlasError, SessionFormatError
-from memory_core.harness.session_format import Conversation
+from memory_core.harness import Conversation
 from memory_core.paths import conversations_dir
 
 require_app_shell()
@@ -65,7 +65,7 @@ def open_panel() -> None:
             return
         pick, button = st.columns([4, 1], vertical_alignment="bottom")
         name = pick.selectbox("Conversation", names, format_func=lambda n: OWN_PREFIX + n)
-        if button.button("Open", type="primary"):
+        if button.button("Open conversation", type="primary"):
             try:
                 start(open_saved(name), OWN_PREFIX + name)
             except SessionFormatError as exc:
@@ -129,9 +129,9 @@ def candidates_panel(conversation: Conversation) -> None:
         st.caption("No unmarked turn states a value, says much, is referred back to or was read.")
         return
     st.caption(
-        "Turns that state a name, number, date, time or preference, say much (information "
-        "density in the top quarter), are referred back to by a later turn, or were returned "
-        "by the agent's recorded reads; most signals first."
+        "Turns that state a name, number, date, time or preference; say much (information "
+        "density, in the top quarter here); are referred back to by a later turn (cosine "
+        "similarity); or were returned by the agent's recorded reads. Most signals first."
     )
     st.dataframe(
         [
@@ -141,8 +141,10 @@ def candidates_panel(conversation: Conversation) -> None:
         hide_index=True,
         width="stretch",
         column_config={
+            "turn": st.column_config.TextColumn(width="small"),
+            "speaker": st.column_config.TextColumn(width="small"),
             "text": st.column_config.TextColumn(width="large"),
-            "why": st.column_config.TextColumn(width="large"),
+            "why": st.column_config.TextColumn(width="medium"),
         },
     )
     by_turn = {c.turn_id: c for c in open_ones}
@@ -203,9 +205,10 @@ def facts_panel(conversation: Conversation) -> list[dict[str, Any]]:
         num_rows="delete",
         disabled=["id", "evidence"],
         column_config={
+            "id": st.column_config.TextColumn(width="small"),
             "expect": st.column_config.SelectboxColumn(options=list(EXPECTS), required=True),
-            "fact": st.column_config.TextColumn(width="large"),
-            "probe": st.column_config.TextColumn(width="large"),
+            "fact": st.column_config.TextColumn(width="medium"),
+            "probe": st.column_config.TextColumn(width="medium"),
         },
     )
     st.caption("Edit a fact, its probe or expect in the table; select rows to delete them.")

@@ -13,7 +13,8 @@ at them, each shown to the user as a reason:
   least as similar as the engine's ``link_threshold`` (what the atlas itself would link
   ``similar_to``), and the turn is at least as dense as the conversation's median turn
   (small talk echoes small talk: "Thanks!" ... "Thanks a lot!");
-- **behind a read**: a recorded agent read got this turn's memory back.
+- **behind a read**: a recorded agent read got this turn's memory back; when a read ranked
+  it first, that read's query (the agent's own question) is the draft probe.
 
 Turns are ordered by how many signals agree, then by density. The proposal only orders:
 the user accepts, words the probe and decides whether the fact should be recalled.
@@ -72,21 +73,22 @@ def propose(
     dense_from = _top_share_floor(densities, DENSE_SHARE)
     median = _top_share_floor(densities, 0.5)
     referrers = referred_back(turns, embedder, threshold)
-    read_queries = _reads_behind(conversation)
+    reads_of = _reads_behind(conversation)
     found = []
     for turn, density, referrer in zip(turns, densities, referrers, strict=True):
-        queries = read_queries.get(turn.id, [])
+        reads = reads_of.get(turn.id, [])
         reasons = [
             value_reason(turn.text),
-            f"says much (density {density:.2f})" if density >= dense_from else None,
-            f"referred back to by {referrer[0]} (similarity {referrer[1]:.2f})"
+            f"says much ({density:.2f})" if density >= dense_from else None,
+            f"referred back to by {referrer[0]} ({referrer[1]:.2f})"
             if referrer is not None and density >= median
             else None,
-            f"returned by {len(queries)} recorded read(s)" if queries else None,
+            f"returned by {len(reads)} read{'s' if len(reads) > 1 else ''}" if reads else None,
         ]
         kept = tuple(r for r in reasons if r is not None)
         if kept:
-            probe = queries[0] if queries else draft_probe(turn)
+            asked = [query for query, rank in reads if rank == 0]
+            probe = asked[0] if asked else draft_probe(turn)
             found.append(Candidate(turn.id, turn.speaker, turn.text, density, kept, probe))
     found.sort(key=lambda c: (-c.signals, -c.density))
     return found
@@ -155,10 +157,10 @@ def _top_share_floor(values: Iterable[float], share: float) -> float:
     return ordered[max(1, round(len(ordered) * share)) - 1]
 
 
-def _reads_behind(conversation: Conversation) -> dict[str, list[str]]:
-    """Turn id -> the queries of the recorded reads that returned its memory, in time order."""
-    queries: dict[str, list[str]] = {}
+def _reads_behind(conversation: Conversation) -> dict[str, list[tuple[str, int]]]:
+    """Turn id -> (query, rank) of each recorded read that returned its memory, in time order."""
+    found: dict[str, list[tuple[str, int]]] = {}
     for read in conversation.reads or ():
-        for turn_id in dict.fromkeys(read.returned):
-            queries.setdefault(turn_id, []).append(read.query)
-    return queries
+        for rank, turn_id in enumerate(dict.fromkeys(read.returned)):
+            found.setdefault(turn_id, []).append((read.query, rank))
+    return found

@@ -32,6 +32,7 @@ NAV_NAMES = {
     "playground": "Playground",
     "weights": "Weights",
     "eviction_log": "Eviction log",
+    "key_facts": "Mark key facts",
     "ab_tuning": "A/B tuning",
     "conflict_review": "Conflict review",
     "knowledge_audit": "Knowledge audit",

@@ -25,6 +25,7 @@ PAGES = {
     "playground": "Playground",
     "weights": "Weight distribution",
     "eviction_log": "Eviction log",
+    "key_facts": "Mark key facts",
     "ab_tuning": "A/B tuning",
     "conflict_review": "Conflict review",
     "knowledge_audit": "Knowledge audit",

@@ -70,7 +70,7 @@ def test_turns_stating_values_are_proposed_and_small_talk_is_not(proposed: dict[
 
 
 def test_a_turn_a_later_turn_echoes_is_referred_back_to(proposed: dict[str, Any]) -> None:
-    assert any(r.startswith("referred back to by t5 (similarity") for r in proposed["t2"].reasons)
+    assert any(r.startswith("referred back to by t5 (0.") for r in proposed["t2"].reasons)
     # "Thanks, that helps a lot!" ... "Thanks a lot!" are similar but say less than most turns
     assert "t3" not in proposed or not any("referred" in r for r in proposed["t3"].reasons)
 
@@ -81,7 +81,7 @@ def test_candidates_are_ordered_by_agreeing_signals(proposed: dict[str, Any]) ->
     assert [c.signals for c in ordered] == sorted((c.signals for c in ordered), reverse=True)
 
 
-def test_a_turn_behind_a_recorded_read_gets_the_reads_query_as_probe() -> None:
+def test_a_turn_a_read_ranked_first_gets_the_reads_query_as_probe() -> None:
     read = {
         "id": "r1",
         "at": "2024-03-01T10:00:00+00:00",
@@ -90,9 +90,10 @@ def test_a_turn_behind_a_recorded_read_gets_the_reads_query_as_probe() -> None:
         "returned": ["t8", "t1"],
     }
     found = {c.turn_id: c for c in propose(conversation([read]), HashingEmbedder())}
-    assert "returned by 1 recorded read(s)" in found["t8"].reasons
+    assert "returned by 1 read" in found["t8"].reasons
     assert found["t8"].probe == "How does Dana want to be contacted?"
-    assert found["t1"].reasons == ("returned by 1 recorded read(s)",)  # the read is the signal
+    assert found["t1"].reasons == ("returned by 1 read",)  # the read is the signal
+    assert found["t1"].probe == draft_probe(next(conversation().turns()))  # ranked second
 
 
 def test_marked_turns_are_left_out() -> None:
