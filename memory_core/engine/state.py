@@ -70,13 +70,16 @@ class AtlasState:
         inserts and snapshot restores alike; ``vectors.reconstruct`` reads vectors back.
         ``vectors`` None: they are in the vector index already (a snapshot's HNSW graph)."""
         table = self.table
-        codes = table.session[slots].tolist()
-        for slot, code in zip(slots.tolist(), codes, strict=True):
-            table.join(slot, code)
+        codes = table.session[slots]
         if vectors is not None:
             self.vectors.add(slots, vectors)
-        for slot, code in zip(slots.tolist(), codes, strict=True):
+        if len(slots) == 1:  # an insert: the one-document paths cost less
+            slot, code = int(slots[0]), int(codes[0])
+            table.join(slot, code)
             self.lexical.add(slot, str(table.contents[slot]), code)
+        else:
+            table.join_many(slots, codes)
+            self.lexical.add_many(slots, [str(table.contents[s]) for s in slots.tolist()], codes)
 
     def new_id(self) -> str:
         while True:

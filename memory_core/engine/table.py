@@ -85,6 +85,19 @@ class NodeTable:
         self.member_pos[slot] = -1
         return slot
 
+    def allocate_many(self, node_ids: list[str]) -> np.ndarray:
+        """``allocate`` for many ids at once, into never-used slots (one run, ascending;
+        free slots stay free)."""
+        start, end = self.high, self.high + len(node_ids)
+        while self.capacity < end:
+            self._grow()
+        self.high = end
+        self.ids[start:end] = node_ids
+        self.slot_of.update(zip(node_ids, range(start, end), strict=True))
+        self.alive[start:end] = True
+        self.member_pos[start:end] = -1
+        return np.arange(start, end, dtype=np.int64)
+
     def join(self, slot: int, session: int) -> None:
         """Put an allocated slot into a session (once)."""
         members = self._members.get(session)
@@ -98,6 +111,27 @@ class NodeTable:
         self._n_members[session] = n + 1
         self.session[slot] = session
         self.member_pos[slot] = n
+
+    def join_many(self, slots: np.ndarray, sessions: np.ndarray) -> None:
+        """``join`` for many allocated slots at once: the same lists in the same order."""
+        order = np.argsort(sessions, kind="stable")
+        codes = sessions[order]
+        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else codes
+        for session, start, end in zip(
+            codes[starts].tolist(), starts.tolist(), [*starts[1:].tolist(), len(codes)], strict=True
+        ):
+            joining = slots[order[start:end]]
+            members = self._members.get(session)
+            n = self._n_members.get(session, 0)
+            if members is None or n + len(joining) > len(members):
+                grown = np.empty(max(4, 2 * n, n + len(joining)), dtype=np.int64)
+                if members is not None:
+                    grown[:n] = members[:n]
+                members = self._members[session] = grown
+            members[n : n + len(joining)] = joining
+            self._n_members[session] = n + len(joining)
+            self.session[joining] = session
+            self.member_pos[joining] = np.arange(n, n + len(joining))
 
     def members(self, session: int) -> np.ndarray:
         """A session's slots in no particular order (a view: valid until the next change)."""

@@ -42,7 +42,7 @@ def traces_in_atlas(atlas: ElasticMemoryAtlas, needle: str) -> list[str]:
                 found.append(f"table.{column}[{slot}]")
     if any(needle in term for term in s.lexical._postings):
         found.append("bm25 postings")
-    if any(needle in str(n) for n in s.edges.graph.nodes):
+    if any(needle in repr(r) for r in s.edges.all_relations()):
         found.append("graph")
     return found
 

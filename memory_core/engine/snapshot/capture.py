@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.engine.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.graph import RELATIONS
+from memory_core.engine.model import KIND_CODES, STATUS_CODES
 from memory_core.engine.snapshot import hnsw
 from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
@@ -22,9 +23,6 @@ from memory_core.engine.snapshot.layout import (
     pack_texts,
 )
 from memory_core.engine.state import AtlasState
-
-_RELATIONS = tuple(Relation)
-_RELATION_CODE = {r: i for i, r in enumerate(_RELATIONS)}
 
 
 @dataclass(slots=True)
@@ -82,7 +80,7 @@ def capture(state: AtlasState) -> Capture:
         ],
         "kinds": [k.value for k in KIND_CODES],
         "statuses": [s.value for s in STATUS_CODES],
-        "relations": [r.value for r in _RELATIONS],
+        "relations": [r.value for r in RELATIONS],
         "count": len(order),
         "graph": graph_header,
     }
@@ -98,22 +96,13 @@ def capture(state: AtlasState) -> Capture:
 
 
 def _edges(state: AtlasState, row_of: np.ndarray) -> dict[str, np.ndarray]:
-    sources: list[int] = []
-    targets: list[int] = []
-    relations: list[int] = []
-    strengths: list[float] = []
-    for u, v, data in state.edges.graph.edges(data=True):
-        for relation, (source, strength) in data["rels"].items():
-            sources.append(source)
-            targets.append(v if source == u else u)
-            relations.append(_RELATION_CODE[relation])
-            strengths.append(strength)
+    sources, targets, codes, strengths = state.edges.columns()
     dtypes = {name: column.dtype for name, column in EDGE_COLUMNS.items()}
     return {
-        "edge_source": row_of[np.array(sources, dtype=np.int64)].astype(dtypes["edge_source"]),
-        "edge_target": row_of[np.array(targets, dtype=np.int64)].astype(dtypes["edge_target"]),
-        "edge_relation": np.array(relations, dtype=dtypes["edge_relation"]),
-        "edge_strength": np.array(strengths, dtype=dtypes["edge_strength"]),
+        "edge_source": row_of[sources].astype(dtypes["edge_source"]),
+        "edge_target": row_of[targets].astype(dtypes["edge_target"]),
+        "edge_relation": codes.astype(dtypes["edge_relation"]),
+        "edge_strength": strengths.astype(dtypes["edge_strength"]),
     }
 
 

@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from memory_core.engine.config import AtlasConfig
-from memory_core.engine.model import KIND_CODES, STATUS_CODES, Relation
+from memory_core.engine.graph import RELATIONS
+from memory_core.engine.model import KIND_CODES, STATUS_CODES
 from memory_core.engine.snapshot import hnsw, legacy
 from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
@@ -64,9 +65,6 @@ class SnapshotData:
     contents: list[str]
     metadata: list[dict[str, Any] | None]
     provenance: list[tuple[str, ...]]
-
-
-RELATIONS = tuple(Relation)
 
 
 def read(path: Path) -> SnapshotData:

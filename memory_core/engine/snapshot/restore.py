@@ -7,7 +7,7 @@ from collections import Counter, deque
 import numpy as np
 
 from memory_core.engine.snapshot import hnsw
-from memory_core.engine.snapshot.load import RELATIONS, SnapshotData
+from memory_core.engine.snapshot.load import SnapshotData
 from memory_core.engine.state import AtlasState
 from memory_core.errors import InputError
 
@@ -15,6 +15,8 @@ from memory_core.errors import InputError
 def restore(state: AtlasState, data: SnapshotData) -> None:
     """Rebuild the saved atlas in ``state`` (fresh, empty); checks the embedder first."""
     header, table = data.header, state.table
+    if table.high:
+        raise ValueError("snapshot.restore needs a fresh atlas state")
     n = len(data.ids)
     _check_embedder(state, data)
     sessions = []
@@ -23,29 +25,24 @@ def restore(state: AtlasState, data: SnapshotData) -> None:
         session.ended, session.last_id = info["ended"], info["last_id"]
         session.working = deque(info["working"])
         sessions.append(session)
-    slots = np.array([table.allocate(ident) for ident in data.ids], dtype=np.int64)
+    slots = table.allocate_many(data.ids)
     for name, values in data.columns.items():
         if name != "session":
             getattr(table, name)[slots] = values
     codes = np.array([s.code for s in sessions], dtype=table.session.dtype)
     table.session[slots] = codes[data.columns["session"]] if n else codes[:0]
-    order = slots.tolist()
-    for slot, content, meta, provenance in zip(
-        order, data.contents, data.metadata, data.provenance, strict=True
-    ):
-        table.contents[slot] = content
-        table.metadata[slot] = meta
-        table.provenance[slot] = provenance
-        state.edges.add_node(slot)
+    # a fresh table allocates slots 0 to n - 1
+    table.contents[:n] = data.contents
+    table.metadata[:n] = data.metadata
+    table.provenance[:n] = data.provenance
+    state.edges.add_nodes(slots)
     edges = data.edges
-    for source, target, relation, strength in zip(
-        slots[edges["edge_source"]].tolist(),
-        slots[edges["edge_target"]].tolist(),
-        edges["edge_relation"].tolist(),
-        edges["edge_strength"].tolist(),
-        strict=True,
-    ):
-        state.edges.link(source, target, RELATIONS[relation], strength)
+    state.edges.load(
+        slots[edges["edge_source"]],
+        slots[edges["edge_target"]],
+        edges["edge_relation"],
+        edges["edge_strength"],
+    )
     vectors: np.ndarray | None = data.embeddings
     if data.graph is not None:  # the saved HNSW graph instead of minutes of rebuilding
         cfg = state.config

@@ -65,7 +65,7 @@ def invariants(atlas: ElasticMemoryAtlas) -> None:
     """Graph nodes == vector-index ids == live table slots; weights within [floor, cap]."""
     state = atlas._s
     alive = set(state.table.alive_slots().tolist())
-    graph_nodes = set(state.edges.graph.nodes)
+    graph_nodes = set(state.edges.nodes().tolist())
     index_ids = set(state.vectors.ids().tolist())
     members: list[int] = []
     for session in state.sessions.values():
@@ -92,5 +92,5 @@ def invariants(atlas: ElasticMemoryAtlas) -> None:
         assert set(session.working) == flagged, "working tier out of sync"
         assert len(session.working) <= atlas.config.working_memory_size
     degree = state.table.degree[sorted(alive)]
-    expected = [state.edges.graph.degree(s) for s in sorted(alive)]
+    expected = [state.edges.degree(s) for s in sorted(alive)]
     assert degree.tolist() == expected

@@ -20,11 +20,14 @@ def store_with(n: int) -> tuple[NodeTable, EdgeStore]:
 
 
 def brute_association(edges: EdgeStore, weight: np.ndarray) -> np.ndarray:
+    pairs: dict[tuple[int, int], float] = {}
+    for source, target, _, strength in edges.all_relations():
+        key = (min(source, target), max(source, target))
+        pairs[key] = max(pairs.get(key, 0.0), strength)
     out = np.zeros(len(weight))
-    for u, v in edges.graph.edges:
-        strength = max(s for _, s in edges.graph[u][v]["rels"].values())
-        out[u] += strength * weight[v] / max(edges.graph.degree(v), 1)
-        out[v] += strength * weight[u] / max(edges.graph.degree(u), 1)
+    for (u, v), strength in pairs.items():
+        out[u] += strength * weight[v] / max(edges.degree(v), 1)
+        out[v] += strength * weight[u] / max(edges.degree(u), 1)
     return out
 
 
@@ -93,3 +96,106 @@ def test_compaction_keeps_association_exact() -> None:
         edges.association(weight), brute_association(edges, weight), rtol=1e-6
     )
     assert table.degree[1] == 1
+
+
+def random_ops(
+    seed: int, n: int = 60, steps: int = 600
+) -> list[tuple[str, int, int, Relation, float]]:
+    rng = np.random.default_rng(seed)
+    relations = list(Relation)
+    ops = []
+    for _ in range(steps):
+        a, b = (int(v) for v in rng.integers(0, n, 2))
+        kind = "remove" if rng.random() < 0.1 else "link"
+        ops.append((kind, a, b, relations[int(rng.integers(0, 3))], float(rng.random())))
+    return ops
+
+
+def replayed(
+    ops: list[tuple[str, int, int, Relation, float]], n: int = 60
+) -> tuple[NodeTable, EdgeStore]:
+    table, edges = store_with(n)
+    for kind, a, b, relation, strength in ops:
+        if kind == "link":
+            edges.link(a, b, relation, strength)
+        else:
+            edges.remove_node(a)
+            edges.add_node(a)
+    return table, edges
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_lists_degrees_and_relations_agree_with_a_plain_model(seed: int) -> None:
+    """Random links and removals against a dict of pairs (what networkx held)."""
+    model: dict[tuple[int, int], dict[Relation, tuple[int, float]]] = {}
+    ops = random_ops(seed)
+    table, edges = replayed(ops)
+    for kind, a, b, relation, strength in ops:
+        if kind == "link" and a != b:
+            model.setdefault((min(a, b), max(a, b)), {})[relation] = (a, strength)
+        elif kind == "remove":
+            model = {k: v for k, v in model.items() if a not in k}
+    expected = sorted(
+        (source, b if source == a else a, rel, st)
+        for (a, b), rels in model.items()
+        for rel, (source, st) in rels.items()
+    )
+    assert sorted(edges.all_relations()) == expected
+    assert len(edges) == len(model)
+    for slot in range(60):
+        touching = [r for r in expected if slot in (r[0], r[1])]
+        assert sorted(edges.relations(slot)) == touching
+        assert table.degree[slot] == edges.degree(slot) == sum(slot in k for k in model)
+        strongest = {
+            (b if a == slot else a): max(s for _, s in rels.values())
+            for (a, b), rels in model.items()
+            if slot in (a, b)
+        }
+        got = dict(edges.neighbours(slot))
+        assert got.keys() == strongest.keys()
+        assert all(got[k] == pytest.approx(v, rel=1e-6) for k, v in strongest.items())
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_load_equals_linking_row_by_row(seed: int) -> None:
+    _, linked = replayed(random_ops(seed))
+    columns = linked.columns()
+    table, loaded = store_with(60)
+    loaded.load(*columns)
+    assert list(loaded.all_relations()) == list(linked.all_relations())
+    for name, a, b in zip(
+        ["src", "dst", "rel", "strength"], loaded.columns(), columns, strict=True
+    ):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+    for slot in range(60):
+        assert list(loaded.relations(slot)) == list(linked.relations(slot))
+        assert table.degree[slot] == loaded.degree(slot)
+    weight = np.linspace(0.5, 1.5, 60)
+    # a pair's two ends may be stored the other way round: sums in another order
+    np.testing.assert_allclose(loaded.association(weight), linked.association(weight), rtol=1e-12)
+
+
+def test_load_merges_rows_of_one_pair_as_link_does() -> None:
+    """Several rows for one pair (any order, a relation repeated) end as link() leaves them."""
+    rows = [
+        (0, 1, Relation.SIMILAR_TO, 0.5),
+        (2, 1, Relation.BEFORE, 1.0),
+        (1, 0, Relation.CAUSAL, 0.25),
+        (1, 0, Relation.SIMILAR_TO, 0.75),  # same relation, other direction: replaces
+    ]
+    _, linked = store_with(3)
+    for row in rows:
+        linked.link(*row)
+    table, loaded = store_with(3)
+    codes = [list(Relation).index(r[2]) for r in rows]
+    loaded.load(
+        np.array([r[0] for r in rows]),
+        np.array([r[1] for r in rows]),
+        np.array(codes, dtype=np.int8),
+        np.array([r[3] for r in rows]),
+    )
+    assert list(loaded.all_relations()) == list(linked.all_relations())
+    assert list(loaded.neighbours(0)) == list(linked.neighbours(0)) == [(1, 0.75)]
+    assert table.degree[:3].tolist() == [1, 2, 1]
+    with pytest.raises(ValueError, match="without edges"):
+        loaded.load(np.array([0]), np.array([2]), np.array([0], np.int8), np.array([1.0]))

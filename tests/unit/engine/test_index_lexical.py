@@ -134,3 +134,34 @@ def test_a_slot_already_indexed_is_refused_and_nothing_changes() -> None:
     assert len(index) == 1
     assert index.search("coffee", 5)[1].size == 0
     assert index.search("tea", 5)[1].tolist() == [3]
+
+
+@pytest.mark.parametrize("separator_inside", [False, True])
+def test_add_many_builds_the_index_add_builds(separator_inside: bool) -> None:
+    texts = [
+        "The user prefers window seats",
+        "Window seat booked; it's the user's choice",
+        "rock'n'roll 'quoted' words and numbers 42 42",
+        "the of and",  # no terms at all
+        "Seats, seats and more SEATS" + ("\x00glass" if separator_inside else ""),
+    ]
+    slots = np.array([7, 2, 30, 4, 11])
+    groups = np.array([1, 0, 1, 2, 0], dtype=np.int32)
+    one_by_one, bulk = LexicalIndex(), LexicalIndex()
+    one_by_one.add(5, "window seat already there", 0)
+    bulk.add(5, "window seat already there", 0)
+    for slot, text, group in zip(slots.tolist(), texts, groups.tolist(), strict=True):
+        one_by_one.add(slot, text, group)
+    bulk.add_many(slots, texts, groups)
+    assert list(bulk._postings) == list(one_by_one._postings)
+    for term, postings in one_by_one._postings.items():
+        other = bulk._postings[term]
+        assert other.slots[: other.n].tolist() == postings.slots[: postings.n].tolist(), term
+        assert other.tf[: other.n].tolist() == postings.tf[: postings.n].tolist(), term
+    for query in ("window seat", "glass seats", "rock'n roll 42", "user choice"):
+        for group in (None, 0, 1):
+            a, b = one_by_one.search(query, 10, group=group), bulk.search(query, 10, group=group)
+            assert a[1].tolist() == b[1].tolist() and a[0].tolist() == b[0].tolist()
+    assert len(bulk) == len(one_by_one) == 6
+    with pytest.raises(IndexError_, match="already holds"):
+        bulk.add_many(np.array([40, 2]), ["new", "again"], np.array([0, 0]))

@@ -193,7 +193,7 @@ def test_checker_sees_a_broken_invariant() -> None:
     checker = Checker({})
     checker.run(("add", "window seat", "a", False, None, None))
     atlas: ElasticMemoryAtlas = checker.atlas
-    atlas._s.edges.graph.add_node(999)
+    atlas._s.edges.add_node(999)
     try:
         checker.check()
     except AssertionError:
