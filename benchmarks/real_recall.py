@@ -80,16 +80,12 @@ def _load(files: Iterable[Path]) -> list:
 
 
 def _run(conversations: list) -> list[Cell]:
+    from memory_core.embedding import make_embedder
     from memory_core.engine.config import AtlasConfig
     from memory_core.engine.importance import information_density
-    from memory_core.harness.replay import (
-        ReplaySettings,
-        embed_conversation,
-        harness_embedder,
-        replay_conversation,
-    )
+    from memory_core.harness.replay import ReplaySettings, embed_conversation, replay_conversation
 
-    embedder = harness_embedder("minilm")
+    embedder = make_embedder("minilm")
     vectors = [embed_conversation(c, embedder) for c in conversations]
     information_density("warm up", {})  # loads the word-frequency table once, before timing
     cells = []

@@ -41,9 +41,9 @@ def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
     from benchmarks.operations import Plan
     from benchmarks.replay_bench import SHORT_CONVERSATION, replay_costs
     from benchmarks.worker import N_QUERIES, measure_size
+    from memory_core.embedding import make_embedder
     from memory_core.embedding.cache import CachedEmbedder
     from memory_core.embedding.hashing import HashingEmbedder
-    from memory_core.harness.replay import harness_embedder
 
     if smoke:
         fake = HashingEmbedder()
@@ -56,7 +56,7 @@ def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     log("embedding: MiniLM throughput and cache")
     out["embedding"] = embedding_costs(MiniLMEmbedder())
-    cached = harness_embedder("minilm")
+    cached = make_embedder("minilm")
     log("harness: replaying the 730-turn sample conversation")
     out["replay"] = replay_costs(cached)
     log(f"side by side on real MiniLM vectors at {REAL_SIZE}")

@@ -10,11 +10,13 @@ from typing import Any
 import plotly.express as px
 import streamlit as st
 
+from memory_core import PRESETS
 from memory_core.dashboard import run_library
 from memory_core.dashboard.access import Action
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.conversations import conversation_files
-from memory_core.dashboard.live import embedder_from_env
+from memory_core.dashboard.eviction_view import eviction_forecast
+from memory_core.dashboard.live import embedder_from_env, embedder_name
 from memory_core.dashboard.sweep_view import (
     SweepJob,
     SweepOutcome,
@@ -22,7 +24,6 @@ from memory_core.dashboard.sweep_view import (
     arm_values,
     default_storage,
     default_study_name,
-    harness_embedder_name,
     importance_caution,
     importance_figure,
     importance_note,
@@ -45,6 +46,7 @@ from memory_core.dashboard.tuning import (
     missed_rows,
     per_conversation_rows,
     selected_files,
+    specs_by_field,
     swing_rows,
     trajectory_figure,
     verdict,
@@ -52,18 +54,13 @@ from memory_core.dashboard.tuning import (
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
 from memory_core.dashboard.ui.shared import current_atlas, live_system
-from memory_core.engine.config import PRESETS, AtlasConfig, field_specs
 from memory_core.errors import AtlasError
-from memory_core.harness.forecast import forecast
-from memory_core.harness.sweep import SEARCH_SPACE
-from memory_core.store.engine import Database, open_database, resolve_url
-from memory_core.store.repositories import RunRepository
 
 require_app_shell()
 
 JOB_KEY, RUN_KEY = "ab_tuning_job", "ab_run"
 SWEEP_JOB_KEY, SWEEP_KEY = "sweep_job", "sweep_outcome"
-SPECS = {s["name"]: s for s in field_specs()}
+SPECS = specs_by_field()
 SWEEP_DEFAULT = (
     "decay_strategy",
     "decay_rate",
@@ -73,17 +70,6 @@ SWEEP_DEFAULT = (
 )
 available = conversation_files()  # samples, then the data folder's conversations/
 quick_first = sorted(available, key=lambda n: available[n].stat().st_size)  # fast first runs
-
-
-@st.cache_resource(show_spinner=False)
-def run_database(url: str) -> Database:
-    return open_database(url)
-
-
-def runs_repository() -> RunRepository:
-    """The live system's database if it records, else the configured one opened for runs."""
-    db = live_system().recording.db
-    return db.runs if db is not None else run_database(resolve_url().render_as_string(False)).runs
 
 
 def set_arm(label: str, preset_name: str, values: dict[str, Any]) -> None:
@@ -298,7 +284,7 @@ def save_form(kind: str, save: Any) -> None:
     )
     if button_col.button("Save run", key=f"save_{kind}", disabled=not name.strip()):
         try:
-            record = save(runs_repository(), name.strip())
+            record = save(run_library.runs_of(live_system().recording.db), name.strip())
         except AtlasError as exc:
             st.error(f"Not saved: {exc}")
         else:
@@ -315,7 +301,7 @@ def sweep_tab() -> None:
     trials = int(left.number_input("Trials", min_value=1, max_value=1000, value=20, step=1))
     base = mid.selectbox("Base preset", list(PRESETS), index=list(PRESETS).index("tuned"))
     capacity = right.slider("Sweep capacity (share of turns)", 0.05, 1.0, 0.25, 0.05)
-    params = st.multiselect("Fields to search", list(SEARCH_SPACE), default=list(SWEEP_DEFAULT))
+    params = st.multiselect("Fields to search", list(EDITABLE_FIELDS), default=list(SWEEP_DEFAULT))
     with st.expander("Study storage"):
         storage = st.text_input("Storage URL", value=default_storage())
         st.session_state.setdefault("sweep_study_name", default_study_name())
@@ -326,7 +312,7 @@ def sweep_tab() -> None:
         try:
             request = SweepRequest(
                 selected_files(names, available), base, tuple(params), trials, capacity, 10,
-                storage, study, harness_embedder_name(),
+                storage, study, embedder_name(),
             )  # fmt: skip
         except AtlasError as exc:
             st.error(str(exc))
@@ -398,7 +384,7 @@ def show_sweep(outcome: SweepOutcome) -> None:
 
 def saved_runs_panel() -> None:
     try:
-        runs = runs_repository()
+        runs = run_library.runs_of(live_system().recording.db)
         choices = run_library.saved_runs(runs)
     except AtlasError as exc:
         st.warning(f"Saved runs need the database: {exc}")
@@ -438,10 +424,7 @@ def forecast_tab() -> None:
         )
         return
     try:
-        outlook = forecast(
-            atlas, hours=float(hours), steps=48,
-            config=AtlasConfig.from_mapping({"decay_rate": rate}, atlas.config),
-        )  # fmt: skip
+        outlook = eviction_forecast(atlas, hours=float(hours), decay_rate=rate)
     except AtlasError as exc:
         st.error(str(exc))
         return

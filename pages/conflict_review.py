@@ -2,8 +2,7 @@
 
 import streamlit as st
 
-from memory_core.conflicts.items import ReviewAction
-from memory_core.conflicts.judge import KINDS
+from memory_core.conflicts import KINDS, ReviewAction
 from memory_core.dashboard.access import Action, denial
 from memory_core.dashboard.conflict_view import (
     ACTION_LABELS,

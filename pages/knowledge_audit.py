@@ -33,8 +33,7 @@ from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import reviewer_identity
 from memory_core.dashboard.ui.shared import live_system
 from memory_core.errors import AtlasError
-from memory_core.knowledge import ItemStatus, ReviewAction
-from memory_core.knowledge.importer import csv_columns
+from memory_core.knowledge import ItemStatus, ReviewAction, csv_columns
 
 require_app_shell()
 

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from memory_core import DecayApplied
 from memory_core.dashboard.follow import recorded_decays
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.shared import current_atlas, dashboard_state, followed, live_system
@@ -13,7 +14,6 @@ from memory_core.dashboard.weights import (
     scatter_figure,
     weight_frame,
 )
-from memory_core.engine.events import DecayApplied
 
 require_app_shell()
 

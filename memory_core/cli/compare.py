@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING
 from memory_core.cli.harness_args import (
     POLICY_CHOICES,
     add_replay_arguments,
-    load_config,
     progress_bar,
     replay_settings,
 )
-from memory_core.cli.options import add_overrides
+from memory_core.cli.options import add_overrides, load_config
 
 if TYPE_CHECKING:
     from memory_core.harness.compare import Comparison
@@ -49,8 +48,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory_core.embedding.registry import make_embedder
     from memory_core.harness.compare import Arm, compare  # SciPy: slow to import
-    from memory_core.harness.replay import harness_embedder
     from memory_core.harness.session_format import load_conversations
 
     conversations = load_conversations(args.paths)
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             conversations,
             arm_a,
             arm_b,
-            embedder=harness_embedder(args.embedder),
+            embedder=make_embedder(args.embedder),
             resamples=args.resamples,
             confidence=args.confidence,
             progress=progress,

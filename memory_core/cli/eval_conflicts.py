@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from memory_core.conflicts.evaluation import EvalReport, evaluate, load_pairs
-from memory_core.conflicts.judge import DEFAULT_JUDGE, JUDGES, LABELS, make_judge
+from memory_core.conflicts.judge import DEFAULT_JUDGE, JUDGES, make_judge
+from memory_core.conflicts.verdict import LABELS
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

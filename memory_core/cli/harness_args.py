@@ -6,11 +6,9 @@ import argparse
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_core.cli.options import LazyChoices, positive_int
-from memory_core.engine.config import PRESETS, AtlasConfig, preset
+from memory_core.cli.options import LazyChoices, add_embedder_option, positive_int
 
 if TYPE_CHECKING:
     from memory_core.harness.replay import Progress, ProgressCallback, ReplaySettings
@@ -21,12 +19,6 @@ def _policies() -> list[str]:
     from memory_core.harness.policies import POLICIES
 
     return list(POLICIES)
-
-
-def _embedders() -> list[str]:
-    from memory_core.harness.replay import EMBEDDERS
-
-    return list(EMBEDDERS)
 
 
 POLICY_CHOICES = LazyChoices(_policies)
@@ -61,13 +53,7 @@ def add_replay_arguments(parser: argparse.ArgumentParser, *, policy: bool = True
         action="store_true",
         help="write through the conflict guard: contradictions resolved automatically",
     )
-    parser.add_argument(
-        "--embedder",
-        choices=LazyChoices(_embedders),
-        metavar="EMBEDDER",
-        default="minilm",
-        help="minilm (default, cached) or hashing (fast fake for smoke runs)",
-    )
+    add_embedder_option(parser)
 
 
 def replay_settings(args: argparse.Namespace, policy: str | None = None) -> ReplaySettings:
@@ -81,17 +67,6 @@ def replay_settings(args: argparse.Namespace, policy: str | None = None) -> Repl
         capacity_fraction=args.capacity_fraction,
         conflicts=bool(getattr(args, "conflicts", False)),
     )
-
-
-def load_config(params: str | Path | None, overrides: Sequence[str] = ()) -> AtlasConfig:
-    """A TOML file, or a preset name (``seed-linear``, ``tuned``, ...), then ``--set`` values."""
-    if params is None:
-        config = AtlasConfig()
-    elif str(params) in PRESETS and not Path(params).exists():
-        config = preset(str(params))
-    else:
-        config = AtlasConfig.from_toml(params)
-    return config.with_overrides(list(overrides)) if overrides else config
 
 
 @contextmanager

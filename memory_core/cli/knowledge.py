@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from memory_core.cli.options import EMBEDDERS, LazyChoices, embedder_from_args
+from memory_core.cli.options import LazyChoices, add_embedder_option, embedder_from_args
 
 if TYPE_CHECKING:
     from memory_core.knowledge import KnowledgeBase
@@ -70,12 +70,7 @@ def run_sample(args: argparse.Namespace) -> int:
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="database URL (default: $ATLAS_DATABASE_URL or data/atlas.db)")
-    parser.add_argument(
-        "--embedder",
-        choices=EMBEDDERS,
-        default="minilm",
-        help="text embedder: minilm, or hashing (offline smoke tests only: no notion of meaning)",
-    )
+    add_embedder_option(parser)
     parser.add_argument(
         "--trust", action="append", metavar="SOURCE", help="source name activated without review"
     )

@@ -1,4 +1,5 @@
-"""Options shared by subcommands: ``--params FILE.toml``, ``--set key=value``, ``--embedder``.
+"""Options shared by subcommands: ``--params FILE.toml|PRESET``, ``--set key=value``,
+``--embedder``, and the one way they become a config and an embedder.
 
 Building the parser must stay cheap (``atlas --help`` should not load torch, Optuna or
 SQLAlchemy), so choices that live in heavy modules are read lazily (``LazyChoices``).
@@ -8,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import overload
 
 from memory_core.embedding.base import Embedder
-from memory_core.engine.config import AtlasConfig
-
-EMBEDDERS = ("minilm", "hashing")
+from memory_core.embedding.registry import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
+from memory_core.engine.config import PRESETS, AtlasConfig, preset
 
 
 class LazyChoices(Sequence[str]):
@@ -70,30 +71,43 @@ def add_overrides(
     )
 
 
-def add_config_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--params", help="TOML file with AtlasConfig fields (an [atlas] table or top level)"
-    )
-    add_overrides(parser)
+def add_embedder_option(parser: argparse.ArgumentParser) -> None:
+    """``--embedder NAME``, one of ``memory_core.embedding.EMBEDDERS``."""
     parser.add_argument(
         "--embedder",
-        choices=EMBEDDERS,
-        default="minilm",
-        help="minilm (default, real model) or hashing (fast fake for tests only)",
+        choices=list(EMBEDDERS),
+        default=DEFAULT_EMBEDDER,
+        help="minilm (default, real model, cached) or hashing (fast fake for tests only)",
     )
+
+
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """``--params``, ``--set`` and ``--embedder``; read back with ``config_from_args``."""
+    parser.add_argument(
+        "--params",
+        help="TOML file with AtlasConfig fields (an [atlas] table or top level), or a preset "
+        "name (seed-linear, tuned, ...)",
+    )
+    add_overrides(parser)
+    add_embedder_option(parser)
+
+
+def load_config(params: str | Path | None, overrides: Sequence[str] = ()) -> AtlasConfig:
+    """A TOML file, or a preset name (``seed-linear``, ``tuned``, ...), then ``--set`` values."""
+    if params is None:
+        config = AtlasConfig()
+    elif str(params) in PRESETS and not Path(params).exists():
+        config = preset(str(params))
+    else:
+        config = AtlasConfig.from_toml(params)
+    return config.with_overrides(list(overrides)) if overrides else config
 
 
 def config_from_args(args: argparse.Namespace) -> AtlasConfig:
-    config = AtlasConfig.from_toml(args.params) if args.params else AtlasConfig()
-    return config.with_overrides(list(args.overrides))
+    """The config of ``--params`` and ``--set``."""
+    return load_config(args.params, args.overrides)
 
 
 def embedder_from_args(args: argparse.Namespace) -> Embedder:
-    if args.embedder == "hashing":
-        from memory_core.embedding.hashing import HashingEmbedder
-
-        return HashingEmbedder()
-    from memory_core.embedding.minilm import default_embedder
-
-    embedder: Embedder = default_embedder()
-    return embedder
+    """The embedder of ``--embedder``."""
+    return make_embedder(args.embedder)

@@ -8,13 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_core.cli.harness_args import (
-    add_replay_arguments,
-    load_config,
-    progress_bar,
-    replay_settings,
-)
-from memory_core.cli.options import add_overrides
+from memory_core.cli.harness_args import add_replay_arguments, progress_bar, replay_settings
+from memory_core.cli.options import add_overrides, load_config
 
 if TYPE_CHECKING:
     from memory_core.harness.metrics import ConversationResult
@@ -41,14 +36,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from memory_core.embedding.registry import make_embedder
     from memory_core.harness.metrics import summarize
-    from memory_core.harness.replay import harness_embedder, replay_all
+    from memory_core.harness.replay import replay_all
     from memory_core.harness.session_format import load_conversations
 
     config = load_config(args.params, args.overrides)
     settings = replay_settings(args)
     conversations = load_conversations(args.paths)
-    embedder = harness_embedder(args.embedder)
+    embedder = make_embedder(args.embedder)
     with progress_bar(conversations, enabled=not args.json) as progress:
         results = replay_all(
             conversations, config, settings=settings, embedder=embedder, progress=progress

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_core.cli.harness_args import add_replay_arguments, load_config, replay_settings
-from memory_core.cli.options import add_overrides
+from memory_core.cli.harness_args import add_replay_arguments, replay_settings
+from memory_core.cli.options import add_overrides, load_config
 
 if TYPE_CHECKING:
     from memory_core.harness.sweep import SweepResult

@@ -13,25 +13,22 @@ from memory_core.conflicts.evaluation import (
     load_pairs,
     parse_pairs,
 )
-from memory_core.conflicts.judge import (
-    DEFAULT_JUDGE,
-    JUDGES,
-    ContradictionJudge,
-    Span,
-    Verdict,
-    make_judge,
-)
+from memory_core.conflicts.items import ReviewAction
+from memory_core.conflicts.judge import DEFAULT_JUDGE, JUDGES, make_judge
 from memory_core.conflicts.llm_judge import LLMJudge
+from memory_core.conflicts.verdict import KINDS, ContradictionJudge, Span, Verdict
 
 __all__ = [
     "DEFAULT_JUDGE",
     "JUDGES",
+    "KINDS",
     "ClaimJudge",
     "ContradictionJudge",
     "EvalReport",
     "LLMJudge",
     "LabelledPair",
     "Mistake",
+    "ReviewAction",
     "Span",
     "Verdict",
     "evaluate",

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from memory_core.conflicts import vectors
 from memory_core.conflicts.claims import STOP, Claim, Value, claims, stem
-from memory_core.conflicts.judge import Kind, Span, Verdict
+from memory_core.conflicts.verdict import Kind, Span, Verdict
 from memory_core.errors import ConfigError, InputError
 
 DEFAULT_THRESHOLD = 0.5

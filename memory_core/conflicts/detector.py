@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from memory_core.conflicts.items import pair_key
-from memory_core.conflicts.judge import ContradictionJudge, Verdict
+from memory_core.conflicts.verdict import ContradictionJudge, Verdict
 from memory_core.embedding.base import embed_checked
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation

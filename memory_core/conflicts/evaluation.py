@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-from memory_core.conflicts.judge import LABELS, ContradictionJudge, Label, Verdict
+from memory_core.conflicts.verdict import LABELS, ContradictionJudge, Label, Verdict
 from memory_core.errors import InputError
 
 POSITIVE: Label = "contradiction"

@@ -20,10 +20,11 @@ import numpy as np
 
 from memory_core.conflicts.detector import USER_KEY, Conflict, ConflictDetector, DetectorConfig
 from memory_core.conflicts.items import ItemDraft, ReviewItem
-from memory_core.conflicts.judge import ContradictionJudge, Kind, make_judge
+from memory_core.conflicts.judge import make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.summaries import reissue_summaries
+from memory_core.conflicts.verdict import ContradictionJudge, Kind
 from memory_core.embedding.base import check_vectors, embed_checked
 from memory_core.engine import validate as check
 from memory_core.engine.atlas import ElasticMemoryAtlas

@@ -14,7 +14,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from memory_core.conflicts.judge import Kind, Span
+from memory_core.conflicts.verdict import Kind, Span
 from memory_core.errors import InputError
 
 

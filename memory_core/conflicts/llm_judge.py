@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import httpx
 
-from memory_core.conflicts.judge import KINDS, LABELS, Kind, Label, Verdict
+from memory_core.conflicts.verdict import KINDS, LABELS, Kind, Label, Verdict
 from memory_core.errors import ConfigError, InputError, JudgeError, JudgeTimeoutError
 
 DEFAULT_TIMEOUT = 30.0

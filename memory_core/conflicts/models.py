@@ -19,7 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.conflicts.items import AuditEntry, ItemStatus, ReviewAction, ReviewItem
-from memory_core.conflicts.judge import Kind, Span
+from memory_core.conflicts.verdict import Kind, Span
 from memory_core.store.base import AuditMixin, Base, UUIDKeyMixin
 from memory_core.store.erase import Subject, register_erasable
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,9 +19,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import to_datetime, to_epoch
+from memory_core.engine.config import AtlasConfig
 from memory_core.engine.events import MemoryEvicted
 from memory_core.engine.model import EvictionReason, MemoryKind, MemoryNode
 from memory_core.errors import InputError
+from memory_core.harness.forecast import Forecast, forecast
 
 if TYPE_CHECKING:
     from memory_core.store.records import StoredEvent
@@ -257,6 +260,26 @@ def forgotten_total(stats: dict[str, Any]) -> int:
     """Evictions from ``atlas.stats()`` that were forgetting, i.e. not a purge on purpose."""
     by_reason: dict[str, int] = stats.get("evicted", {})
     return sum(n for reason, n in by_reason.items() if reason not in NOT_FORGETTING)
+
+
+def eviction_forecast(
+    atlas: ElasticMemoryAtlas, *, hours: float, decay_rate: float, steps: int = 48
+) -> Forecast:
+    """What the decay pass would evict over the next ``hours`` if it ran at ``decay_rate``
+    and nobody touched the memory (the atlas keeps its own rate)."""
+    config = AtlasConfig.from_mapping({"decay_rate": decay_rate}, atlas.config)
+    return forecast(atlas, hours=hours, steps=steps, config=config)
+
+
+def time_range(
+    rows: Iterable[EvictionRow], *, min_seconds: float = 60.0
+) -> tuple[datetime, datetime] | None:
+    """Whole-second bounds around the rows' times for a range slider; None when they span
+    less than ``min_seconds`` (a slider over one moment only confuses)."""
+    times = [row.at for row in rows]
+    if not times or max(times) - min(times) < min_seconds:
+        return None
+    return to_datetime(math.floor(min(times))), to_datetime(math.floor(max(times)) + 1)
 
 
 def reason_counts(rows: Iterable[EvictionRow]) -> dict[str, int]:

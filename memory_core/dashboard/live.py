@@ -19,6 +19,7 @@ from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
 from memory_core.dashboard.eviction_view import RestoreLedger
 from memory_core.embedding.base import Embedder
+from memory_core.embedding.registry import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import Clock, SystemClock
 from memory_core.engine.config import AtlasConfig
@@ -85,19 +86,17 @@ class FastForwardClock:
         return wall if wall >= self._started - 1.0 else None
 
 
-def embedder_from_env() -> Embedder:
+def embedder_name() -> str:
     """The embedder named by ``$ATLAS_DASHBOARD_EMBEDDER`` (read now, not at import)."""
-    choice = os.environ.get(EMBEDDER_ENV, "minilm").strip().lower()
-    if choice == "hashing":
-        from memory_core.embedding.hashing import HashingEmbedder
+    name = os.environ.get(EMBEDDER_ENV, DEFAULT_EMBEDDER).strip().lower()
+    if name not in EMBEDDERS:
+        raise InputError(EMBEDDER_ENV, f"must be one of {', '.join(EMBEDDERS)}, got {name!r}")
+    return name
 
-        return HashingEmbedder()
-    if choice == "minilm":
-        from memory_core.embedding.minilm import default_embedder
 
-        embedder: Embedder = default_embedder()
-        return embedder
-    raise InputError(EMBEDDER_ENV, f"must be 'minilm' or 'hashing', got {choice!r}")
+def embedder_from_env() -> Embedder:
+    """The dashboard's embedder; the tuning page's replays use the same one (by name)."""
+    return make_embedder(embedder_name(), field=EMBEDDER_ENV)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict
+from functools import cache
 from typing import Any, TypeVar
 
 from memory_core.dashboard.sweep_view import SweepOutcome
@@ -20,6 +21,7 @@ from memory_core.engine.config import AtlasConfig
 from memory_core.errors import AtlasError, InputError
 from memory_core.harness.metrics import ConversationResult, summarize
 from memory_core.harness.sweep import TrialRow
+from memory_core.store.engine import Database, open_database, resolve_url
 from memory_core.store.records import RunRecord
 from memory_core.store.repositories import RunRepository
 
@@ -33,6 +35,17 @@ T = TypeVar("T")
 
 class SavedRunError(InputError):
     """A saved run's payload cannot be read back (nothing is deleted or changed)."""
+
+
+def runs_of(db: Database | None) -> RunRepository:
+    """Where runs are saved: ``db`` (the live system's, when it records), else the configured
+    database (``$ATLAS_DATABASE_URL`` or the data folder's), opened once per process."""
+    return db.runs if db is not None else _opened(resolve_url().render_as_string(False)).runs
+
+
+@cache
+def _opened(url: str) -> Database:
+    return open_database(url)
 
 
 def save_ab(runs: RunRepository, name: str, run: ABRun) -> RunRecord:

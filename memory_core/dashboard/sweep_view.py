@@ -10,7 +10,6 @@ page draws comes from a plain ``SweepOutcome``, which is also what a saved sweep
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -48,12 +47,6 @@ def default_storage() -> str:
 
 def default_study_name(now: datetime | None = None) -> str:
     return f"dashboard-{(now or datetime.now(UTC)):%Y%m%d-%H%M%S}"
-
-
-def harness_embedder_name() -> str:
-    """The harness embedder matching the dashboard's (``$ATLAS_DASHBOARD_EMBEDDER``)."""
-    choice = os.environ.get("ATLAS_DASHBOARD_EMBEDDER", "minilm").strip().lower()
-    return "hashing" if choice == "hashing" else "minilm"
 
 
 def public_url(url: str) -> str:

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from memory_core.dashboard.background import BackgroundJob, eta_seconds
 from memory_core.embedding.base import Embedder
 from memory_core.engine.clock import to_datetime
-from memory_core.engine.config import AtlasConfig, preset
+from memory_core.engine.config import AtlasConfig, field_specs, preset
 from memory_core.errors import AtlasError, NotFoundError
 from memory_core.harness.compare import Comparison, PairedDiff, compare_results
 from memory_core.harness.explain import Explanation, explain_missed
@@ -67,6 +67,11 @@ _NOUNS = {
     "retention": ("keeps", "more key facts in memory", "fewer key facts in memory"),
     "forgetting_precision": ("forgets", "more of what should be forgotten", "less of it"),
 }
+
+
+def specs_by_field() -> dict[str, dict[str, Any]]:
+    """``field_specs()`` by field name: what the arm forms show and check per field."""
+    return {spec["name"]: spec for spec in field_specs()}
 
 
 def build_config(preset_name: str, overrides: Mapping[str, Any]) -> AtlasConfig:

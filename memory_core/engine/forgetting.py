@@ -6,9 +6,12 @@ touched one by one.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import psutil
 
+from memory_core.engine.config import AtlasConfig
 from memory_core.engine.decay import composite_weight, weight_before_association
 from memory_core.engine.events import DecayApplied, MemoriesMerged, MemoryEvicted, MemoryPressure
 from memory_core.engine.model import KIND_CODES, EvictionReason
@@ -18,6 +21,46 @@ from memory_core.engine.table import ACTIVE_CODE, NodeTable
 WEIGHT_HISTORY_LIMIT = 5_000
 """Decay events carry every weight only for atlases up to this size (weight history)."""
 PRESSURE_EVICT_FRACTION = 0.10
+
+
+class EvictionMasks(NamedTuple):
+    """Which memories a decay pass evicts, by reason; each memory in at most one mask."""
+
+    expired: np.ndarray
+    below_threshold: np.ndarray
+    orphan: np.ndarray
+
+
+def eviction_masks(
+    cfg: AtlasConfig,
+    *,
+    weight: np.ndarray,
+    now: float | np.ndarray,
+    expires: np.ndarray,
+    created: np.ndarray,
+    degree: np.ndarray,
+    pinned: np.ndarray,
+    working: np.ndarray,
+) -> EvictionMasks:
+    """The decay pass's eviction rules over per-memory columns, as pure arithmetic.
+
+    Expired (pinned never), then below ``evict_threshold``, then orphaned (no edges, below
+    ``orphan_threshold``, older than the grace period); pinned and working-memory ones stay
+    for the last two. Arrays broadcast: ``weight`` and ``now`` may carry a leading axis of
+    future times (the forecast asks about many passes at once).
+    """
+    keep = pinned | working
+    expired = (expires <= now) & ~pinned
+    weak = (weight < cfg.evict_threshold) & ~keep & ~expired
+    orphan = (
+        (degree == 0)
+        & (weight < cfg.orphan_threshold)
+        & (now - created >= cfg.orphan_grace_hours * 3600.0)
+        & ~keep
+        & ~expired
+        & ~weak
+    )
+    return EvictionMasks(expired, weak, orphan)
 
 
 def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
@@ -36,19 +79,17 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
         return {}
     all_weights = reweigh(state, now)
 
-    pinned = table.pinned[:high]
-    keep = pinned | table.working[:high]
-    expired_all = alive & (table.expires[:high] <= now) & ~pinned
-    weak_all = alive & (all_weights < cfg.evict_threshold) & ~keep & ~expired_all
-    orphan_all = (
-        alive
-        & (table.degree[:high] == 0)
-        & (all_weights < cfg.orphan_threshold)
-        & (now - table.created[:high] >= cfg.orphan_grace_hours * 3600.0)
-        & ~keep
-        & ~expired_all
-        & ~weak_all
+    masks = eviction_masks(
+        cfg,
+        weight=all_weights,
+        now=now,
+        expires=table.expires[:high],
+        created=table.created[:high],
+        degree=table.degree[:high],
+        pinned=table.pinned[:high],
+        working=table.working[:high],
     )
+    expired_all, weak_all, orphan_all = (alive & mask for mask in masks)
     if state.bus.active:
         slots = np.flatnonzero(alive)
         weight = all_weights[slots]

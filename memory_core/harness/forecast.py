@@ -2,10 +2,10 @@
 
 The forecast leaves the atlas untouched. It reads the memories once, then evaluates the
 engine's own ``composite_weight`` forward for every memory at every step in one
-broadcast (steps x memories) and applies the decay pass's eviction rules — expired,
-below ``evict_threshold``, orphaned below ``orphan_threshold`` — assuming nothing is
-accessed or added meanwhile. Pinned and working-memory items are kept, as the engine
-does. The association term is held at its current value (one step over the current
+broadcast (steps x memories) and applies the decay pass's own eviction rules
+(``forgetting.eviction_masks``: expired, below ``evict_threshold``, orphaned below
+``orphan_threshold``; pinned and working-memory items kept), assuming nothing is
+accessed or added meanwhile. The association term is held at its current value (one step over the current
 edges, as the decay pass computes it). Different parameters (e.g. a decay-rate slider)
 are a different ``config``; the atlas keeps its own.
 """
@@ -20,6 +20,7 @@ import numpy as np
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.config import AtlasConfig
 from memory_core.engine.decay import composite_weight
+from memory_core.engine.forgetting import eviction_masks
 from memory_core.engine.model import EvictionReason
 from memory_core.errors import InputError
 
@@ -62,7 +63,7 @@ def forecast(
     with atlas.lock:
         nodes = atlas.nodes()
         edges = atlas.edges()
-        working = {i for s in atlas.sessions() for i in atlas.session_info(s)["working"]}
+        working_ids = {i for s in atlas.sessions() for i in atlas.session_info(s)["working"]}
         now = atlas.clock.now()
     offsets = np.linspace(hours / steps, hours, steps)
     n = len(nodes)
@@ -77,7 +78,7 @@ def forecast(
     created = np.array([m.created_at for m in nodes])
     expires = np.array([np.inf if m.expires_at is None else m.expires_at for m in nodes])
     pinned = np.array([m.pinned for m in nodes])
-    keep = pinned | np.array([m.id in working for m in nodes])
+    working = np.array([m.id in working_ids for m in nodes])
     strongest: dict[tuple[int, int], float] = {}  # a pair's strongest relation, as the engine
     for e in edges:
         a, b = sorted((row[e.source_id], row[e.target_id]))
@@ -100,16 +101,15 @@ def forecast(
         now,
         cfg,
     )
-    at = now + 3600.0 * offsets[:, None]
-    expired = (expires[None, :] <= at) & ~pinned[None, :]
-    weak = (weight < cfg.evict_threshold) & ~keep[None, :] & ~expired
-    orphan = (
-        (degree[None, :] == 0)
-        & (weight < cfg.orphan_threshold)
-        & (at - created[None, :] >= cfg.orphan_grace_hours * 3600.0)
-        & ~keep[None, :]
-        & ~expired
-        & ~weak
+    expired, weak, orphan = eviction_masks(
+        cfg,
+        weight=weight,
+        now=now + 3600.0 * offsets[:, None],
+        expires=expires,
+        created=created,
+        degree=degree,
+        pinned=pinned,
+        working=working,
     )
     gone = expired | weak | orphan
     first = np.where(gone.any(axis=0), gone.argmax(axis=0), steps)

@@ -21,15 +21,11 @@ from typing import Any
 import optuna
 import sqlalchemy.exc
 
+from memory_core.embedding.registry import make_embedder
 from memory_core.engine.config import AtlasConfig, field_names
 from memory_core.errors import InputError
 from memory_core.harness.metrics import summarize
-from memory_core.harness.replay import (
-    ReplaySettings,
-    embed_conversation,
-    harness_embedder,
-    replay_all,
-)
+from memory_core.harness.replay import ReplaySettings, embed_conversation, replay_all
 from memory_core.harness.session_format import load_conversations
 
 Suggest = Callable[[optuna.Trial], Any]
@@ -121,7 +117,7 @@ def suggest_config(trial: optuna.Trial, base: AtlasConfig, params: Sequence[str]
 def make_objective(spec: SweepSpec) -> Callable[[optuna.Trial], tuple[float, float]]:
     """Load conversations once; each call replays them under the trial's parameters."""
     conversations = load_conversations(spec.paths)
-    embedder = harness_embedder(spec.embedder)
+    embedder = make_embedder(spec.embedder)
     base = AtlasConfig.from_mapping(spec.base)
     settings = ReplaySettings(**spec.settings)
 
@@ -219,7 +215,7 @@ def sweep(
     if workers > 1 and on_study is not None:
         raise InputError("on_study", "only a single-process sweep (workers=1) reports its study")
     conversations = load_conversations(spec.paths)
-    embedder = harness_embedder(spec.embedder)
+    embedder = make_embedder(spec.embedder)
     for conversation in conversations:  # fill the cache once, before any worker starts
         embed_conversation(conversation, embedder)
     started = time.perf_counter()

@@ -9,7 +9,13 @@ from memory_core.knowledge.audit import AuditQueries, ItemDetail, VersionConflic
 from memory_core.knowledge.episodes import Episode, EpisodeStatus, EpisodeStore, SweepReport
 from memory_core.knowledge.feedback import FeedbackLoop
 from memory_core.knowledge.gate import GateProblem, GateResult, IngestionGate, version_diff
-from memory_core.knowledge.importer import ImportReport, RowError, import_file, import_records
+from memory_core.knowledge.importer import (
+    ImportReport,
+    RowError,
+    csv_columns,
+    import_file,
+    import_records,
+)
 from memory_core.knowledge.items import (
     AuditEntry,
     Checklist,
@@ -63,6 +69,7 @@ __all__ = [
     "SweepReport",
     "VersionConflict",
     "VersionStep",
+    "csv_columns",
     "import_file",
     "import_records",
     "load_sample_knowledge",

@@ -8,20 +8,20 @@ Other packages register their tables at import time::
 A clause that looks subjects up in ``events`` must run before ``events`` itself is
 cleared: give it an ``order`` below ``EVENTS_ORDER`` (the default is).
 
-The modules in ``TABLE_OWNERS`` (those whose tables the migrations create) are
-imported before erasing, so their registrations count even in a process that never
-used them. Any other table in the database with a ``session_id`` / ``user_id`` column
-is cleared by that column too, at ``GENERIC_ORDER``.
+The store never imports those packages: a process that never loaded them (so never
+ran their registrations) still clears their tables, because any table in the database
+that is not registered is cleared by every column that names the subject — ``session_id``
+or ``*_session_id`` (``old_session_id``), ``user_id`` or ``*_user_id`` — at
+``GENERIC_ORDER``. A registration refines that (an order, a lookup through events).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import Column, ColumnElement, MetaData, String, Table, delete, inspect, select
+from sqlalchemy import Column, ColumnElement, MetaData, String, Table, delete, inspect, or_, select
 from sqlalchemy.orm import Session
 
 from memory_core.errors import InputError
@@ -30,8 +30,6 @@ from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
 
 EVENTS_ORDER = 1000
 GENERIC_ORDER = 500
-# modules that define tables of the migration chain and register them here
-TABLE_OWNERS = ("memory_core.knowledge.models", "memory_core.conflicts.models")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +97,6 @@ def erasable_tables() -> list[Erasable]:
 
 def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
     """Delete the subject's rows in every table that has any; rows deleted per table."""
-    for module in TABLE_OWNERS:
-        importlib.import_module(module)
     deleted: dict[str, int] = {}
     entries = erasable_tables() + _unregistered(session, subject)
     for entry in sorted(entries, key=lambda e: (e.order, e.table.name)):
@@ -112,23 +108,29 @@ def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
     return deleted
 
 
-def _by_column(table: Table) -> WhereClause:
+def _names_subject(column: str, subject: Subject) -> bool:
+    return column == subject.column or column.endswith("_" + subject.column)
+
+
+def _by_columns(table: Table) -> WhereClause:
     def where(subject: Subject) -> ColumnElement[bool]:
-        return table.c[subject.column] == subject.value
+        return or_(*(column == subject.value for column in table.c))
 
     return where
 
 
 def _unregistered(session: Session, subject: Subject) -> list[Erasable]:
-    """Tables in the database, not in the registry, that have the subject's column."""
+    """Tables in the database, not in the registry, with columns naming the subject."""
     inspector = inspect(session.connection())
     found: list[Erasable] = []
     for name in inspector.get_table_names():
         if name in _REGISTRY:
             continue
-        if subject.column in {c["name"] for c in inspector.get_columns(name)}:
-            table = Table(name, MetaData(), Column(subject.column, String))
-            found.append(Erasable(table, _by_column(table), GENERIC_ORDER))
+        columns = [c["name"] for c in inspector.get_columns(name)]
+        subject_columns = [c for c in columns if _names_subject(c, subject)]
+        if subject_columns:
+            table = Table(name, MetaData(), *(Column(c, String) for c in subject_columns))
+            found.append(Erasable(table, _by_columns(table), GENERIC_ORDER))
     return found
 
 

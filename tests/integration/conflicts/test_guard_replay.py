@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from memory_core.embedding import make_embedder
 from memory_core.engine.config import AtlasConfig
 from memory_core.harness.metrics import FactOutcome
-from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
+from memory_core.harness.replay import ReplaySettings, replay_conversation
 from memory_core.harness.session_format import load_conversations
 
 pytestmark = [pytest.mark.integration]
@@ -34,7 +35,7 @@ def facts(conversation_id: str, *, conflicts: bool) -> dict[str, FactOutcome]:
         conversation,
         AtlasConfig(),
         settings=ReplaySettings(conflicts=conflicts, trajectory_every=10**6),
-        embedder=harness_embedder("minilm"),
+        embedder=make_embedder("minilm"),
     )
     return {f.fact_id: f for f in replay.result.facts}
 

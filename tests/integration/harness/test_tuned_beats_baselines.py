@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from memory_core.embedding import make_embedder
 from memory_core.engine.config import AtlasConfig, preset
 from memory_core.harness.metrics import ConversationResult
-from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_all
+from memory_core.harness.replay import ReplaySettings, replay_all
 from memory_core.harness.session_format import load_conversations
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -29,7 +30,7 @@ def run(policy: str) -> dict[str, ConversationResult]:
         load_conversations([SAMPLES]),
         preset("tuned"),
         settings=settings,
-        embedder=harness_embedder("minilm"),
+        embedder=make_embedder("minilm"),
     )
     return {r.conversation_id: r for r in results}
 

@@ -11,6 +11,7 @@ from memory_core.dashboard.eviction_view import (
     matching_rows,
     query_rows,
     row_from_event,
+    time_range,
     to_csv,
 )
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -154,3 +155,10 @@ def test_purged_rows_are_erased_hidden_by_default_and_say_so(atlas: ElasticMemor
     assert query_events(events, EvictionQuery(include_erased=True)).rows == (purged,)
     stats = atlas.stats()
     assert stats["evicted_total"] == 1 and forgotten_total(stats) == 0  # a purge is not forgetting
+
+
+def test_time_range_spans_whole_seconds_only_when_worth_a_slider() -> None:
+    low, high = time_range([row(0), row(89)]) or (None, None)  # 1000.0 .. 1089.0
+    assert (low, high) == (datetime.fromtimestamp(1_000, UTC), datetime.fromtimestamp(1_090, UTC))
+    assert time_range([row(0), row(59)]) is None  # under a minute
+    assert time_range([]) is None

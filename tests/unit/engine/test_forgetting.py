@@ -5,9 +5,11 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 
 from memory_core import (
+    AtlasConfig,
     CachedEmbedder,
     ElasticMemoryAtlas,
     EvictionReason,
@@ -21,6 +23,7 @@ from memory_core import (
     composite_weight,
 )
 from memory_core.engine import forgetting
+from memory_core.engine.forgetting import eviction_masks
 from memory_core.testing import EventRecorder
 
 from .conftest import AtlasFactory, CountingEmbedder, invariants
@@ -432,3 +435,29 @@ def test_extractive_summarizer_keeps_heaviest_within_budget() -> None:
     assert len(summary.text) <= 60
     nothing = ExtractiveSummarizer().summarize(items[2:3], max_chars=30)
     assert nothing.covered_ids == ()
+
+
+def test_eviction_masks_rank_the_reasons_and_broadcast_over_times() -> None:
+    cfg = AtlasConfig(evict_threshold=0.2, orphan_threshold=0.4, orphan_grace_hours=1.0)
+    columns = {
+        "expires": np.array([5.0, np.inf, np.inf, np.inf, 5.0, np.inf]),
+        "created": np.zeros(6),
+        "degree": np.array([0, 0, 0, 1, 0, 0]),
+        "pinned": np.array([False, False, False, False, True, False]),
+        "working": np.array([False, False, False, False, False, True]),
+    }
+    weight = np.array([0.1, 0.1, 0.3, 0.3, 0.1, 0.1])
+    masks = eviction_masks(cfg, weight=weight, now=7200.0, **columns)
+    assert masks.expired.tolist() == [True, False, False, False, False, False]
+    assert masks.below_threshold.tolist() == [False, True, False, False, False, False]
+    assert masks.orphan.tolist() == [False, False, True, False, False, False]
+    # before the grace period no orphan; pinned expire never; working are kept
+    early = eviction_masks(cfg, weight=weight, now=1.0, **columns)
+    assert not early.orphan.any() and not early.expired.any()
+    # many times at once give what one call per time gives
+    times = np.array([[1.0], [7200.0]])
+    stacked = eviction_masks(cfg, weight=np.stack([weight, weight]), now=times, **columns)
+    for row, at in enumerate(times[:, 0]):
+        single = eviction_masks(cfg, weight=weight, now=float(at), **columns)
+        for got, want in zip(stacked, single, strict=True):
+            assert got[row].tolist() == want.tolist()

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from memory_core.conflicts.guarded_policy import GuardedAtlasPolicy
+from memory_core.embedding import make_embedder
 from memory_core.engine.config import AtlasConfig
 from memory_core.engine.model import MemoryStatus
 from memory_core.errors import InputError
-from memory_core.harness.replay import ReplaySettings, harness_embedder, replay_conversation
+from memory_core.harness.guarded_policy import GuardedAtlasPolicy
+from memory_core.harness.replay import ReplaySettings, replay_conversation
 from memory_core.harness.session_format import load_conversation
 
 SAMPLE = Path(__file__).resolve().parents[3] / "sample_sessions" / "monitoring-pump-station.json"
@@ -27,7 +28,7 @@ def test_a_guarded_replay_resolves_and_never_retrieves_what_it_superseded() -> N
         conversation,
         AtlasConfig(),
         settings=ReplaySettings(conflicts=True),
-        embedder=harness_embedder("hashing"),
+        embedder=make_embedder("hashing"),
     )
     policy = replay.policy
     assert isinstance(policy, GuardedAtlasPolicy)

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from memory_core.conflicts.guard import ConflictGuard, Decision
-from memory_core.conflicts.judge import ContradictionJudge
 from memory_core.conflicts.policy import ResolutionPolicy
+from memory_core.conflicts.verdict import ContradictionJudge
 from memory_core.embedding.base import Embedder
 from memory_core.engine.clock import Clock
 from memory_core.engine.config import AtlasConfig

@@ -1,0 +1,74 @@
+"""What a contradiction judge is and what it answers: the protocol and its verdict.
+
+Implementations (``claim_judge.py``, ``llm_judge.py``) and everything that reads verdicts
+import this module; ``judge.py`` chooses an implementation by name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol, get_args, runtime_checkable
+
+from memory_core.errors import InputError
+
+Label = Literal["contradiction", "compatible", "unrelated"]
+Kind = Literal["negation", "value_change", "antonym", "correction", "none"]
+Side = Literal["a", "b"]
+
+LABELS: tuple[Label, ...] = get_args(Label)
+KINDS: tuple[Kind, ...] = get_args(Kind)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A character range of one side of the pair, highlighted in the review UI."""
+
+    side: Side
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A judge's answer for one pair.
+
+    Attributes:
+        label: contradiction, compatible (same topic, consistent) or unrelated.
+        score: confidence in [0, 1] that the pair is a contradiction, whatever the label.
+        reason: one human-readable sentence explaining the label.
+        kind: which family of evidence decided a contradiction; ``"none"`` otherwise.
+        spans: the parts of ``a`` and ``b`` that differ, for highlighting.
+    """
+
+    label: Label
+    score: float
+    reason: str
+    kind: Kind = "none"
+    spans: tuple[Span, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.label not in LABELS:
+            raise InputError("label", f"{self.label!r} is not one of {', '.join(LABELS)}")
+        if not 0.0 <= self.score <= 1.0:
+            raise InputError("score", f"{self.score!r} is outside [0, 1]")
+        if self.kind not in KINDS:
+            raise InputError("kind", f"{self.kind!r} is not one of {', '.join(KINDS)}")
+
+    @property
+    def is_contradiction(self) -> bool:
+        return self.label == "contradiction"
+
+
+@runtime_checkable
+class ContradictionJudge(Protocol):
+    """Decides how two memory texts relate.
+
+    ``similarity`` is an optional precomputed cosine similarity of the two texts'
+    embeddings; judges may use it as extra topical evidence or ignore it.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict: ...
