@@ -13,12 +13,14 @@ from typing import Any
 
 from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.llm_judge import LLMJudge
+from memory_core.conflicts.nli_judge import NLIJudge
 from memory_core.conflicts.verdict import ContradictionJudge
 from memory_core.errors import ConfigError
 
 JUDGES: dict[str, Callable[..., ContradictionJudge]] = {
     "claims": ClaimJudge,
     "llm": LLMJudge,
+    "nli": NLIJudge,
 }
 """Judge factories by name; ``make_judge(name, **options)`` calls one."""
 

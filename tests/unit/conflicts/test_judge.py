@@ -56,11 +56,11 @@ def test_make_judge_builds_registered_judges() -> None:
     assert isinstance(judge, ContradictionJudge)
     assert judge.name == "claims"
     assert make_judge().name == "claims"
-    assert set(JUDGES) == {"claims", "llm"}
+    assert set(JUDGES) == {"claims", "llm", "nli"}
 
 
 def test_make_judge_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(ConfigError, match=r"'judge' = 'oracle'.*claims, llm"):
+    with pytest.raises(ConfigError, match=r"'judge' = 'oracle'.*claims, llm, nli"):
         make_judge("oracle")
 
 
