@@ -1,38 +1,234 @@
-"""What recording costs the agent: ``memory_write`` latency through ``atlas mcp`` over
-stdio, with and without ``--record``, on an atlas holding 1,000 memories.
+"""What recording costs the agent, and how far behind a follower stays (issue #15 point 5).
 
-A real MCP client (the SDK) drives a real server process. The hashing embedder keeps
-the model out of the timings (with MiniLM every write pays ~20 ms of embedding on top,
-identical with and without recording). Writes are paced like an agent's (one every
-50 ms), so the recorder's snapshots (every 2 s while anything changes) land between and
-during them; a snapshot holds the atlas lock while it serialises, which is what a write
-can end up waiting for.
+**In process, at ``--size`` memories (default 100k):** the side-by-side scenario's atlas
+(``benchmarks.operations.build_engine``: random 384-d vectors, auto-link on) takes
+``--writes`` writes paced like an agent's (one every ``--pace`` s, a reinforcing read
+after every fifth, one decay pass half-way), three times: unrecorded, recorded, unrecorded
+again (the two unrecorded runs bracket machine drift). Recorded means the real
+``LiveRecorder`` on a SQLite file: every event enriched for replay and written by the
+sink's thread, a checkpoint at start and every ``--checkpoint`` s. Meanwhile a follower in
+another process (``AtlasFollower``, polling every ``--every`` s like the dashboard's
+sidebar) loads the first checkpoint once and applies the event stream. Reported:
 
-Run: ``python -m benchmarks.live_record_bench`` (about two minutes).
+- ``add`` latency p50/p99 unrecorded vs recorded, and the recorded/unrecorded ratio
+  (target: <= 1.05, i.e. recording costs <= 5 % extra write latency);
+- the follower's lag: for every write, from the agent's return to the first poll after
+  which the follower's copy held it (target p99 <= 2 s), and its checkpoint load time;
+- exactness: the follower's final copy against the agent's atlas (``atlas_differences``).
+
+**Over stdio (``--mcp``):** ``memory_write`` through ``atlas mcp`` with and without
+``--record`` on 1,000 memories (a real MCP client; hashing embedder).
+
+Timings are wall clock on a shared machine: the report prints the load average.
+Run: ``python -m benchmarks.live_record_bench [--size 100000] [--mcp]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
+import multiprocessing as mp
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+import numpy as np
 
-from benchmarks.datasets import synthetic_texts
+from benchmarks.datasets import random_dataset, random_unit_vectors, synthetic_texts
+from benchmarks.measure import Samples, fmt_ms, machine
+from benchmarks.operations import START, Plan, build_engine
+from memory_core import ElasticMemoryAtlas, ManualClock
+from memory_core.dashboard.follow import DEFAULT_EVERY
+from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.store.engine import open_database
+from memory_core.store.follow import AtlasFollower
+from memory_core.store.live import LiveRecorder
+from memory_core.testing import atlas_differences
 
-PRELOAD = 1_000
-TIMED = 300
-PACE = 0.05
+SIZE = 100_000
+WRITES = 600
+PACE = 0.02
+"""Seconds between two writes (50 a second: a busy agent)."""
+CHECKPOINT = 30.0
+LAG_TARGET_S = 2.0
+OVERHEAD_TARGET = 1.05
+RESULTS = Path(__file__).parent / "results" / "live-follow.json"
 
 
-async def _writes(record: bool, url: str, preload: int, timed: int, pace: float) -> list[float]:
+# ---------------------------------------------------------------- the follower process
+def _follow(url: str, atlas_id: str, every: float, out: Any, stop: Any, path: str) -> None:
+    """Poll like the dashboard; report (applied seq, wall time) after every poll."""
+    db = open_database(url)
+    follower = AtlasFollower(db, atlas_id, embedder=HashingEmbedder())
+    started = time.perf_counter()
+    follower.catch_up()
+    out.put(("loaded", time.perf_counter() - started, follower.seq))
+    while True:
+        target = stop.value
+        began = time.perf_counter()
+        follower.catch_up()
+        out.put(("seq", follower.seq, time.time(), time.perf_counter() - began))
+        if target and follower.seq >= target:
+            break
+        time.sleep(max(0.0, every - (time.perf_counter() - began)))
+    assert follower.atlas is not None
+    follower.atlas.save_snapshot(path)
+    out.put(("done", follower.reloads, follower.stalled))
+    db.close()
+
+
+# ---------------------------------------------------------------- the agent
+def _write_phase(
+    atlas: ElasticMemoryAtlas,
+    clock: ManualClock,
+    writes: int,
+    pace: float,
+    seed: int,
+    position: Callable[[], int] | None = None,
+) -> tuple[Samples, list[tuple[int, float]]]:
+    """Paced writes with a read after every fifth and a decay pass half-way; returns the
+    add latencies and, for each write, (``position()`` after it, wall time it returned)."""
+    texts = synthetic_texts(writes, seed=seed)
+    vectors = random_unit_vectors(writes, seed=seed)
+    samples = Samples("add", "recorded" if position else "unrecorded", len(atlas))
+    marks: list[tuple[int, float]] = []
+    for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
+        clock.advance(1.0)
+        samples.time(lambda t=text, v=vector: atlas.add(t, session_id="live", embedding=v))
+        marks.append((position() if position else 0, time.time()))
+        if i % 5 == 4:
+            atlas.retrieve(text, top_k=5, query_embedding=vector)
+        if i == writes // 2:
+            atlas.decay()
+        time.sleep(pace)
+    return samples, marks
+
+
+def in_process(
+    size: int, writes: int, pace: float, every: float, checkpoint: float
+) -> dict[str, Any]:
+    clock = ManualClock(START)
+    build_started = time.perf_counter()
+    atlas = build_engine(random_dataset(size, 1), Plan.for_size(size), clock)
+    built_s = time.perf_counter() - build_started
+    before, _ = _write_phase(atlas, clock, writes, pace, 11)
+    with tempfile.TemporaryDirectory(prefix="live-follow-") as tmp:
+        url = f"sqlite:///{Path(tmp) / 'atlas.db'}"
+        started = time.perf_counter()
+        recorder = LiveRecorder(atlas, open_database(url), name="bench", snapshot_every=checkpoint)
+        first_checkpoint_s = time.perf_counter() - started
+        ctx = mp.get_context("spawn")
+        out, stop = ctx.Queue(), ctx.Value("q", 0)
+        copy_path = str(Path(tmp) / "follower.npz")
+        proc = ctx.Process(
+            target=_follow, args=(url, recorder.atlas_id, every, out, stop, copy_path)
+        )
+        proc.start()
+        kind, load_s, _ = out.get(timeout=600)
+        assert kind == "loaded"
+        recorded, marks = _write_phase(
+            atlas, clock, writes, pace, 12, lambda: recorder.sink.sequence
+        )
+        recorder.sink.flush()
+        stop.value = recorder.sink.sequence
+        polls: list[tuple[int, float, float]] = []
+        while True:
+            message = out.get(timeout=600)
+            if message[0] == "seq":
+                polls.append((message[1], message[2], message[3]))
+            elif message[0] == "done":
+                reloads, stalled = message[1], message[2]
+                break
+        proc.join(60)
+        checkpoints = recorder.snapshots_taken
+        recorder.close()
+        copy = ElasticMemoryAtlas.load_snapshot(copy_path, embedder=HashingEmbedder())
+        differences = atlas_differences(atlas, copy)
+    after, _ = _write_phase(atlas, clock, writes, pace, 13)
+    lags = _lags(marks, polls)
+    unrecorded = Samples("add", "unrecorded", size)
+    unrecorded.ns = before.ns + after.ns
+    unrecorded.cpu_ns = before.cpu_ns + after.cpu_ns
+    return {
+        "size": size,
+        "writes": writes,
+        "pace_s": pace,
+        "poll_every_s": every,
+        "build_s": round(built_s, 1),
+        "first_checkpoint_s": round(first_checkpoint_s, 2),
+        "checkpoints": checkpoints,
+        "follower_load_s": round(load_s, 2),
+        "follower_reloads": reloads,
+        "follower_stalled": stalled,
+        "poll_p50_ms": float(np.percentile([p[2] for p in polls], 50)) * 1000,
+        "poll_max_ms": max(p[2] for p in polls) * 1000,
+        "add_unrecorded": unrecorded.summary(),
+        "add_recorded": recorded.summary(),
+        "lag_p50_s": float(np.percentile(lags, 50)),
+        "lag_p99_s": float(np.percentile(lags, 99)),
+        "lag_max_s": max(lags),
+        "differences": len(differences),
+        "first_differences": differences[:3],
+        "load": os.getloadavg(),
+        "machine": machine(),
+    }
+
+
+def _lags(marks: list[tuple[int, float]], polls: list[tuple[int, float, float]]) -> list[float]:
+    """For each write, seconds until the first poll whose copy held its event."""
+    lags = []
+    for seq, at in marks:
+        seen = next((t for applied, t, _ in polls if applied >= seq), None)
+        lags.append(float("inf") if seen is None else max(0.0, seen - at))
+    return lags
+
+
+def report(result: dict[str, Any]) -> str:
+    off, on = result["add_unrecorded"], result["add_recorded"]
+    p50 = on["p50_ms"] / off["p50_ms"]
+    p99 = on["p99_ms"] / off["p99_ms"]
+    load = ", ".join(f"{x:.1f}" for x in result["load"])
+    ok = lambda good: "met" if good else "missed"  # noqa: E731
+    lines = [
+        f"Live follow at {result['size']:,} memories ({result['writes']} paced writes per "
+        f"phase, one every {result['pace_s'] * 1000:.0f} ms; follower polls every "
+        f"{result['poll_every_s']:g} s; load average {load}):",
+        "",
+        "| add latency | n | p50 ms | p99 ms | mean ms |",
+        "|---|---:|---:|---:|---:|",
+        f"| unrecorded (before + after) | {off['n']} | {fmt_ms(off['p50_ms'])} | "
+        f"{fmt_ms(off['p99_ms'])} | {fmt_ms(off['mean_ms'])} |",
+        f"| recorded | {on['n']} | {fmt_ms(on['p50_ms'])} | {fmt_ms(on['p99_ms'])} | "
+        f"{fmt_ms(on['mean_ms'])} |",
+        f"| recorded / unrecorded | | {p50:.3f} | {p99:.3f} | |",
+        "",
+        f"- recording overhead (target <= {OVERHEAD_TARGET:.2f}x): p50 {p50:.3f}x "
+        f"({ok(p50 <= OVERHEAD_TARGET)}), p99 {p99:.3f}x ({ok(p99 <= OVERHEAD_TARGET)})",
+        f"- follower lag write -> copy (target p99 <= {LAG_TARGET_S:g} s): "
+        f"p50 {result['lag_p50_s']:.2f} s, p99 {result['lag_p99_s']:.2f} s, "
+        f"max {result['lag_max_s']:.2f} s ({ok(result['lag_p99_s'] <= LAG_TARGET_S)})",
+        f"- follower: checkpoint loaded once in {result['follower_load_s']:.2f} s, "
+        f"{result['follower_reloads']} load(s) in all, a poll applies its events in "
+        f"{result['poll_p50_ms']:.0f} ms p50 ({result['poll_max_ms']:.0f} ms max, the "
+        f"decay pass included); the agent's first checkpoint took "
+        f"{result['first_checkpoint_s']:.2f} s, {result['checkpoints']} taken",
+        f"- exactness: the follower's copy differs from the agent's atlas in "
+        f"{result['differences']} places",
+    ]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- over stdio
+async def _mcp_writes(record: bool, url: str, preload: int, timed: int, pace: float) -> list[float]:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
     args = ["-m", "memory_core.cli", "mcp", "--embedder", "hashing"]
     args += ["--set", "decay_interval_seconds=0", "--set", "merge_threshold=1.0"]
     if record:
@@ -48,40 +244,44 @@ async def _writes(record: bool, url: str, preload: int, timed: int, pace: float)
             samples.append((time.perf_counter() - started) * 1000)
             assert not result.is_error, result
             await asyncio.sleep(pace)
-        stats = await client.call_tool("memory_stats", {})
-        assert not stats.is_error and stats.structured_content is not None
-        assert stats.structured_content["nodes"] >= preload, stats.structured_content
     return samples
 
 
-def summary(samples: list[float]) -> dict[str, Any]:
-    ordered = sorted(samples)
-    return {
-        "n": len(ordered),
-        "mean_ms": round(statistics.fmean(ordered), 2),
-        "p50_ms": round(ordered[len(ordered) // 2], 2),
-        "p99_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], 2),
-        "max_ms": round(ordered[-1], 2),
-    }
+def mcp_table(preload: int = 1_000, timed: int = 300, pace: float = 0.05) -> str:
+    lines = [
+        "| memory_write over stdio | n | mean ms | p50 ms | p99 ms | max ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        url = f"sqlite:///{Path(tmp) / 'atlas.db'}"
+        for record in (False, True):
+            ordered = sorted(asyncio.run(_mcp_writes(record, url, preload, timed, pace)))
+            p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+            name = "with --record" if record else "without --record"
+            lines.append(
+                f"| {name} | {len(ordered)} | {statistics.fmean(ordered):.2f} | "
+                f"{ordered[len(ordered) // 2]:.2f} | {p99:.2f} | {ordered[-1]:.2f} |"
+            )
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--preload", type=int, default=PRELOAD)
-    parser.add_argument("--timed", type=int, default=TIMED)
+    parser.add_argument("--size", type=int, default=SIZE)
+    parser.add_argument("--writes", type=int, default=WRITES)
     parser.add_argument("--pace", type=float, default=PACE)
+    parser.add_argument("--every", type=float, default=DEFAULT_EVERY, help="poll interval (s)")
+    parser.add_argument("--checkpoint", type=float, default=CHECKPOINT)
+    parser.add_argument("--mcp", action="store_true", help="also time memory_write over stdio")
+    parser.add_argument("--json", type=Path, default=RESULTS)
     opts = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        url = f"sqlite:///{Path(tmp) / 'atlas.db'}"
-        print("| memory_write over stdio | n | mean ms | p50 ms | p99 ms | max ms |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for record in (False, True):
-            row = summary(asyncio.run(_writes(record, url, opts.preload, opts.timed, opts.pace)))
-            name = "with --record" if record else "without --record"
-            print(
-                f"| {name} | {row['n']} | {row['mean_ms']} | {row['p50_ms']} | "
-                f"{row['p99_ms']} | {row['max_ms']} |"
-            )
+    result = in_process(opts.size, opts.writes, opts.pace, opts.every, opts.checkpoint)
+    opts.json.parent.mkdir(parents=True, exist_ok=True)
+    opts.json.write_text(json.dumps(result, indent=2, default=str))
+    print(report(result))
+    if opts.mcp:
+        print()
+        print(mcp_table())
 
 
 if __name__ == "__main__":

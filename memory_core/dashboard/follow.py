@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from memory_core.store.records import StoredEvent
     from memory_core.store.repositories import EventRepository
 
-DEFAULT_EVERY = 2.0
-"""Seconds between two checks of the followed atlas."""
+DEFAULT_EVERY = 1.0
+"""Seconds between two checks of the followed atlas (one indexed query; the new events
+are read only when there are some)."""
 EVERY_RANGE = (0.5, 60.0)
 DECAY_LIMIT = 500
 """Newest decay passes read for the weights chart, so a long recording stays cheap."""

@@ -124,10 +124,13 @@ def _edges(state: AtlasState, slot: int) -> tuple[Edge, ...]:
 
 def _added(state: AtlasState, event: Any) -> dict[str, Any]:
     table, slot = state.table, state.table.slot_of[event.node_id]
-    vector = state.vectors.reconstruct(np.array([slot]))[0]
+    embedding = event.embedding  # the write's own vector, when the engine passed it on
+    if not embedding:
+        vector = state.vectors.reconstruct(np.array([slot]))[0]
+        embedding = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
     return {
         "metadata": dict(table.metadata[slot] or {}),
-        "embedding": np.ascontiguousarray(vector, dtype=np.float32).tobytes(),
+        "embedding": embedding,
         "row": row(table, slot),
         "edges": _edges(state, slot),
     }

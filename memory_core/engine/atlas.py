@@ -844,6 +844,7 @@ class ElasticMemoryAtlas:
             importance=write.importance,
             links=tuple(links),
             provenance=write.provenance,
+            embedding=vector.tobytes(),  # float32 as indexed: a follower adds the same
         )
         forgetting.enforce_capacity(s, protect=slot, now=now)
         node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
