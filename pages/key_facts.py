@@ -141,10 +141,10 @@ def candidates_panel(conversation: Conversation) -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            "turn": st.column_config.TextColumn(width="small"),
-            "speaker": st.column_config.TextColumn(width="small"),
-            "text": st.column_config.TextColumn(width="large"),
-            "why": st.column_config.TextColumn(width="medium"),
+            "turn": st.column_config.TextColumn(width=100),
+            "speaker": st.column_config.TextColumn(width=90),
+            "text": st.column_config.TextColumn(width=390),
+            "why": st.column_config.TextColumn(width=400),
         },
     )
     by_turn = {c.turn_id: c for c in open_ones}
@@ -205,10 +205,13 @@ def facts_panel(conversation: Conversation) -> list[dict[str, Any]]:
         num_rows="delete",
         disabled=["id", "evidence"],
         column_config={
-            "id": st.column_config.TextColumn(width="small"),
-            "expect": st.column_config.SelectboxColumn(options=list(EXPECTS), required=True),
-            "fact": st.column_config.TextColumn(width="medium"),
-            "probe": st.column_config.TextColumn(width="medium"),
+            "id": st.column_config.TextColumn(width=60),
+            "fact": st.column_config.TextColumn(width=330),
+            "evidence": st.column_config.TextColumn(width=110),
+            "probe": st.column_config.TextColumn(width=330),
+            "expect": st.column_config.SelectboxColumn(
+                options=list(EXPECTS), required=True, width=110
+            ),
         },
     )
     st.caption("Edit a fact, its probe or expect in the table; select rows to delete them.")

@@ -199,6 +199,7 @@ def test_mark_two_key_facts_tune_and_export_the_winner_screenshots(
     )
     expect(page.get_by_role("combobox", name="Preset").first).to_have_value(PRESET_A)
     expect(page.get_by_role("combobox", name="Preset").last).to_have_value(PRESET_B)
+    shoot(page, "tune_ab_setup")
     page.get_by_role("button", name="Run A/B").click()
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=240_000)
     wait_ready(page)
