@@ -3,7 +3,7 @@
 - ``episode``: a session holding more than ``episode_after_memories`` short-term memories
   (active ``working``/``session`` ones not yet folded) folds its oldest that many into one
   ``episodic`` summary memory (``atlas.summarize_nodes``), optionally also recorded as a
-  completed episode in the knowledge base's mid-term tier (``knowledge.episodes``).
+  completed episode in the knowledge base's mid-term tier (``knowledge.agent_sinks``).
 - ``knowledge_review``: a statement whose ``supersedes`` chain (what the conflict guard
   writes when a correction retires an older statement) reaches
   ``review_after_corrections`` links goes to knowledge review as a pending item.
@@ -20,19 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory_core.agent.intent import IntentDetector
 from memory_core.engine.atlas import ElasticMemoryAtlas
-from memory_core.engine.clock import to_datetime
 from memory_core.engine.events import RuleFired
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
-from memory_core.knowledge.items import ItemDraft, SourceKind
-
-if TYPE_CHECKING:
-    from memory_core.knowledge.service import KnowledgeBase
 
 EPISODE = "episode"
 KNOWLEDGE_REVIEW = "knowledge_review"
@@ -62,9 +56,10 @@ class Orchestrator:
 
     Args:
         atlas: the memory the rules act on.
-        review: where corrected statements go (``knowledge_review(kb)``); without one the
-            rule still fires its event, saying no knowledge base is attached.
-        episodes: where folded episodes are also recorded (``knowledge_episodes(kb)``).
+        review: where corrected statements go (``knowledge.agent_sinks.knowledge_review``);
+            without one the rule still fires its event, saying no knowledge base is attached.
+        episodes: where folded episodes are also recorded
+            (``knowledge.agent_sinks.knowledge_episodes``).
         intent: recognises forget requests; by default with the atlas's embedder.
     """
 
@@ -222,48 +217,3 @@ def orchestrator_for(atlas: ElasticMemoryAtlas, rules: Orchestrator | bool) -> O
 def _count(n: int, noun: str) -> str:
     plural = {"memory": "memories", "correction": "corrections"}[noun]
     return f"{n} {noun if n == 1 else plural}"
-
-
-CORRECTION_SOURCE = "agent-corrections"
-CORRECTION_CONFIDENCE = 0.5
-"""A statement users keep correcting is a candidate, not a verified fact."""
-
-
-def knowledge_review(kb: KnowledgeBase) -> ReviewSink:
-    """A ``ReviewSink`` that submits the corrected statement to ``kb`` as a pending item
-    keyed by the chain's oldest memory, one version per correction count."""
-
-    def submit(node: MemoryNode, corrections: int, root_id: str) -> str | None:
-        draft = ItemDraft(
-            key=f"memory.{root_id}",
-            content=node.content,
-            source_kind=SourceKind.LEARNED_FROM_EPISODE,
-            source_name=CORRECTION_SOURCE,
-            version=str(corrections),
-            effective_from=to_datetime(kb.clock.now()),
-            confidence=CORRECTION_CONFIDENCE,
-            data={"memory_id": node.id, "corrections": corrections},
-            session_id=node.session_id,
-        )
-        with kb.unit("knowledge review after corrections") as unit:
-            submission = unit.items.submit(draft)
-        return submission.item.id if submission.item is not None else None
-
-    return submit
-
-
-def knowledge_episodes(kb: KnowledgeBase) -> EpisodeSink:
-    """An ``EpisodeSink`` that records each folded episode as a completed episode in ``kb``."""
-
-    def record(session_id: str, node: MemoryNode, folded: Sequence[str]) -> str | None:
-        with kb.unit("episode from the agent loop") as unit:
-            started = unit.episodes.start(
-                f"conversation in session {session_id}", session_id=session_id
-            )
-            done = unit.episodes.complete(
-                started.id,
-                summary={"text": node.content, "memory_id": node.id, "folded": len(folded)},
-            )
-        return done.id
-
-    return record

@@ -4,10 +4,11 @@ pending item, a folded episode a completed mid-term episode."""
 from __future__ import annotations
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, MemoryStatus, Relation
-from memory_core.agent.rules import Orchestrator, knowledge_episodes, knowledge_review
+from memory_core.agent.rules import Orchestrator
 from memory_core.embedding import HashingEmbedder
 from memory_core.engine.clock import ManualClock
 from memory_core.knowledge import KnowledgeBase
+from memory_core.knowledge.agent_sinks import knowledge_episodes, knowledge_review
 from memory_core.knowledge.episodes import EpisodeStatus
 from memory_core.knowledge.items import ItemStatus, SourceKind
 
