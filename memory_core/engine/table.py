@@ -116,10 +116,9 @@ class NodeTable:
         """``join`` for many allocated slots at once: the same lists in the same order."""
         order = np.argsort(sessions, kind="stable")
         codes = sessions[order]
-        starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if len(codes) else codes
-        for session, start, end in zip(
-            codes[starts].tolist(), starts.tolist(), [*starts[1:].tolist(), len(codes)], strict=True
-        ):
+        starts = np.flatnonzero(np.diff(codes, prepend=-1))
+        ends = [*starts[1:].tolist(), len(codes)][: len(starts)]
+        for session, start, end in zip(codes[starts].tolist(), starts.tolist(), ends, strict=True):
             joining = slots[order[start:end]]
             members = self._members.get(session)
             n = self._n_members.get(session, 0)

@@ -14,14 +14,19 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from itertools import chain
 
 import numpy as np
 
 from memory_core.errors import IndexError_
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_SEP = "\x00"
-_WORD_OR_SEP = re.compile(_WORD.pattern + "|" + _SEP)
+_SEP = b"\x00"
+_CHUNK_BYTES = bytes(
+    c if c in b"abcdefghijklmnopqrstuvwxyz0123456789'\x00" else 32 for c in range(256)
+)
+"""Byte translation keeping what words are made of (and the text separator), the rest
+to spaces."""
 STOPWORDS = frozenset(
     [
         "a",
@@ -235,13 +240,22 @@ class LexicalIndex:
         held = [s for s in slots[slots < len(self._texts)].tolist() if self._texts[s] is not None]
         if held or len(np.unique(slots)) != len(slots) or slots.min() < 0:
             raise IndexError_(f"lexical index already holds (or is given twice) slots {held}")
-        words = _words(texts)
-        term_of = {w: _term(w) for w in dict.fromkeys(words)}
-        in_order = dict.fromkeys(t for t in term_of.values() if t is not None)
-        term_ids = {sys.intern(t): i for i, t in enumerate(in_order)}  # first-seen order
-        code_of = {w: -1 if t is None else term_ids[t] for w, t in term_of.items()}
-        code_of[_SEP] = -2  # between two texts; -1: a word that is no term
-        codes = np.fromiter(map(code_of.__getitem__, words), np.int64, len(words))
+        chunks = _chunks(texts)
+        distinct = dict.fromkeys(chunks)
+        term_ids: dict[str, int] = {}  # in first-seen order, as ``add`` would insert them
+        expansion = [  # each distinct chunk's term codes: -1 a word that is no term
+            [
+                term_ids.setdefault(sys.intern(t), len(term_ids)) if (t := _term(w)) else -1
+                for w in (_WORD.findall(word) if "'" in word else (word,))
+            ]
+            if chunk != _SEP
+            else [-2]  # -2: between two texts
+            for chunk in distinct
+            for word in (chunk.decode(),)
+        ]
+        index_of = {chunk: i for i, chunk in enumerate(distinct)}
+        which = np.fromiter(map(index_of.__getitem__, chunks), np.int64, len(chunks))
+        codes = _expanded(expansion, which)
         docs = np.cumsum(codes == -2)
         kept = codes >= 0
         codes, docs = codes[kept], docs[kept]
@@ -251,12 +265,12 @@ class LexicalIndex:
         pairs, tf = np.unique(codes * len(slots) + docs, return_counts=True)
         pair_terms, pair_docs = np.divmod(pairs, len(slots))
         posted, counts = slots[pair_docs].astype(np.int32), tf.astype(np.float32)
-        starts = np.flatnonzero(np.r_[True, np.diff(pair_terms) > 0])
+        starts = np.flatnonzero(np.diff(pair_terms, prepend=-1))
         vocabulary = list(term_ids)
         for term_code, start, end in zip(
             pair_terms[starts].tolist(),
             starts.tolist(),
-            [*starts[1:].tolist(), len(pairs)],
+            [*starts[1:].tolist(), len(pairs)][: len(starts)],
             strict=True,
         ):
             term = vocabulary[term_code]
@@ -364,19 +378,32 @@ class LexicalIndex:
         return uniq, tally[uniq].astype(np.float32)
 
 
-def _words(texts: Sequence[str]) -> list[str]:
-    """Every word of every text, lower-cased, in one list with ``_SEP`` between texts: one
-    regex pass over the joined texts (a list per text costs more, garbage collection
-    included, than the matching itself)."""
-    joined = _SEP.join(texts).lower()
-    if joined.count(_SEP) == len(texts) - 1:
-        words: list[str] = _WORD_OR_SEP.findall(joined)
-        return words
-    words = []  # a text holds the separator itself: one text at a time
-    for text in texts:
-        words.extend(_WORD.findall(text.lower()))
-        words.append(_SEP)
-    return words[:-1]
+def _chunks(texts: Sequence[str]) -> list[bytes]:
+    """Every text, lower-cased, cut at each character no word can hold, as one list with
+    ``_SEP`` between texts. Done on ASCII bytes (a non-ASCII character can sit in no word)
+    in three C passes, three times faster than the word regex over the same text; a chunk
+    is one word unless it holds an apostrophe ("rock'n'roll"), so callers run ``_WORD``
+    over each distinct chunk."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # a text holds the separator itself
+        joined = "\x00".join(text.replace("\x00", " ") for text in texts)
+    raw = joined.lower().encode("ascii", "replace").translate(_CHUNK_BYTES)
+    return raw.replace(_SEP, b" " + _SEP + b" ").split()
+
+
+def _expanded(expansion: list[list[int]], which: np.ndarray) -> np.ndarray:
+    """``expansion[w]`` for each ``w`` in ``which``, concatenated (nearly every chunk is one
+    word: then a plain lookup)."""
+    sizes = np.array([len(e) for e in expansion], dtype=np.int64)
+    flat = np.fromiter(chain.from_iterable(expansion), np.int64, int(sizes.sum()))
+    if (sizes == 1).all():
+        single: np.ndarray = flat[which]
+        return single
+    counts = sizes[which]
+    firsts = np.cumsum(sizes) - sizes
+    steps = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    out: np.ndarray = flat[np.repeat(firsts[which], counts) + steps]
+    return out
 
 
 def _grouped(groups: np.ndarray, lengths: np.ndarray) -> tuple[list[int], list[int], list[int]]:

@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core.engine.index import LexicalIndex, tokenize
 from memory_core.errors import IndexError_
@@ -165,3 +167,27 @@ def test_add_many_builds_the_index_add_builds(separator_inside: bool) -> None:
     assert len(bulk) == len(one_by_one) == 6
     with pytest.raises(IndexError_, match="already holds"):
         bulk.add_many(np.array([40, 2]), ["new", "again"], np.array([0, 0]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.text(alphabet="aAbsS'1 \x00-é\u0130\u212a\u03a3.zZ", min_size=1, max_size=30),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_add_many_tokenises_as_add_does(texts: list[str]) -> None:
+    """Apostrophes, separators, non-ASCII letters that lower-case to ASCII (Kelvin sign,
+    dotted I): the bulk path's terms and lengths are those of ``tokenize``."""
+    one_by_one, bulk = LexicalIndex(), LexicalIndex()
+    for slot, text in enumerate(texts):
+        one_by_one.add(slot, text)
+    bulk.add_many(np.arange(len(texts)), texts, np.zeros(len(texts), dtype=np.int32))
+    assert list(bulk._postings) == list(one_by_one._postings)
+    for term, postings in one_by_one._postings.items():
+        other = bulk._postings[term]
+        assert other.slots[: other.n].tolist() == postings.slots[: postings.n].tolist()
+        assert other.tf[: other.n].tolist() == postings.tf[: postings.n].tolist()
+    n = len(texts)
+    assert bulk._dl[:n].tolist() == one_by_one._dl[:n].tolist()
