@@ -131,7 +131,8 @@ def candidates_panel(conversation: Conversation) -> None:
     st.caption(
         "Turns that state a name, number, date, time or preference; say much (information "
         "density, in the top quarter here); are referred back to by a later turn (cosine "
-        "similarity); or were returned by the agent's recorded reads. Most signals first."
+        "similarity); or were returned by the agent's recorded reads. Turns the agent read first, "
+        "then the densest."
     )
     st.dataframe(
         [

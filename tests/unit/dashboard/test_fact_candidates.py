@@ -75,10 +75,29 @@ def test_a_turn_a_later_turn_echoes_is_referred_back_to(proposed: dict[str, Any]
     assert "t3" not in proposed or not any("referred" in r for r in proposed["t3"].reasons)
 
 
-def test_candidates_are_ordered_by_agreeing_signals(proposed: dict[str, Any]) -> None:
+def test_candidates_are_ordered_by_information_density(proposed: dict[str, Any]) -> None:
     ordered = list(proposed.values())
-    assert ordered[0].turn_id == "t2"
-    assert [c.signals for c in ordered] == sorted((c.signals for c in ordered), reverse=True)
+    assert [c.density for c in ordered] == sorted((c.density for c in ordered), reverse=True)
+
+
+def test_turns_the_agents_reads_returned_come_first() -> None:
+    read = {
+        "id": "r1",
+        "at": "2024-03-01T10:00:00+00:00",
+        "query": "Anything about the office?",
+        "top_k": 1,
+        "returned": ["t9"],
+    }
+    found = propose(conversation([read]), HashingEmbedder())
+    assert (found[0].turn_id, found[0].reads) == ("t9", 1)
+    assert found[1].density > found[0].density  # denser turns come after it
+    assert all(c.reads == 0 for c in found[1:])
+
+
+def test_a_speakers_own_name_is_addressing_not_a_fact() -> None:
+    assert value_reason("Hey Dana, good to see you!", ["Dana", "assistant"]) is None
+    assert value_reason("Hey Mel, good to see you!", ["Melanie"]) is None  # a short form
+    assert value_reason("Dana, my manager Priya approves it.", ["Dana"]) == "states a name"
 
 
 def test_a_turn_a_read_ranked_first_gets_the_reads_query_as_probe() -> None:
