@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -97,16 +98,30 @@ def enrich(state: AtlasState, event: AtlasEvent) -> AtlasEvent:
     return event if add is None else dataclasses.replace(event, **add(state, event))
 
 
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A snapshot file and what was true when it was copied."""
+
+    path: Path
+    position: int | None
+    """``position()`` at the copy: how many events the snapshot already contains."""
+    nodes: int
+    edges: int
+    sessions: tuple[str, ...]
+
+
 def save_checkpoint(
-    atlas: ElasticMemoryAtlas, path: str | Path, position: Callable[[], int]
-) -> tuple[Path, int]:
-    """Write a snapshot and return it with ``position()`` read at the same instant (under
-    the lock): the number of events the snapshot already contains. Encoding and writing
-    happen outside the lock, as in ``save_snapshot``."""
+    atlas: ElasticMemoryAtlas, path: str | Path, position: Callable[[], int] | None = None
+) -> Checkpoint:
+    """Write a snapshot; ``position()`` and the counts are read at the instant of the copy
+    (under the lock). Encoding and writing happen outside the lock, as in
+    ``save_snapshot``."""
     with atlas.lock:
-        captured = snapshot.capture(atlas._s)
-        seen = position()
-    return snapshot.write(captured, Path(path)), seen
+        state = atlas._s
+        captured = snapshot.capture(state)
+        seen = None if position is None else position()
+        counts = (len(state.table), len(state.edges), tuple(state.sessions))
+    return Checkpoint(snapshot.write(captured, Path(path)), seen, *counts)
 
 
 def row(table: NodeTable, slot: int, columns: tuple[str, ...] = ROW_COLUMNS) -> Row:

@@ -46,24 +46,18 @@ def record_snapshot(
     With ``position`` (a recorder's event count, read at the instant of the copy) the
     snapshot is a checkpoint: followers apply the events after ``event_seq``.
     """
-    event_seq = None
     with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
-        target = Path(tmp) / "atlas.npz"
-        if position is None:
-            path = atlas.save_snapshot(target)
-        else:
-            path, event_seq = save_checkpoint(atlas, target, position)
-        data = Path(path).read_bytes()
-    stats = atlas.stats()  # counts without listing every edge under the agent's lock
+        saved = save_checkpoint(atlas, Path(tmp) / "atlas.npz", position)
+        data = saved.path.read_bytes()
     return repo.save(
-        event_seq=event_seq,
+        event_seq=saved.position,
         atlas_id=atlas_id,
         label=label,
         data=data,
         format_version=SNAPSHOT_FORMAT_VERSION,
-        node_count=stats["nodes"],
-        edge_count=stats["edges"],
-        sessions=atlas.sessions(),
+        node_count=saved.nodes,
+        edge_count=saved.edges,
+        sessions=saved.sessions,
     )
 
 

@@ -20,11 +20,12 @@ def follow(tmp_path: Path) -> tuple[ElasticMemoryAtlas, ElasticMemoryAtlas, list
     events: list[AtlasEvent] = []
     atlas.subscribe(recording(atlas, events.append))
     mixed_workload(atlas, clock, 1)
-    path, seen = save_checkpoint(atlas, tmp_path / "checkpoint.npz", lambda: len(events))
+    saved = save_checkpoint(atlas, tmp_path / "checkpoint.npz", lambda: len(events))
+    assert saved.position == len(events) and saved.nodes == len(atlas)
     mixed_workload(atlas, clock, 2)
-    copy = ElasticMemoryAtlas.load_snapshot(path, embedder=HashingEmbedder(DIM))
-    apply_events(copy, events[seen:])
-    return atlas, copy, events[seen:]
+    copy = ElasticMemoryAtlas.load_snapshot(saved.path, embedder=HashingEmbedder(DIM))
+    apply_events(copy, events[saved.position :])
+    return atlas, copy, events[saved.position :]
 
 
 def test_the_followed_copy_is_exactly_the_agents_atlas(tmp_path: Path) -> None:
