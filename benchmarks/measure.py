@@ -55,6 +55,11 @@ class Samples:
         }
 
 
+def fmt_ms(value: float) -> str:
+    """Milliseconds for the report: three decimals below 10, one below 1,000, then whole."""
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
+
+
 def rss_bytes() -> int:
     gc.collect()
     return int(psutil.Process().memory_info().rss)

@@ -8,7 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import shapes_report
+from benchmarks.measure import fmt_ms
 from benchmarks.operations import OPS
+from benchmarks.shapes_report import Check
 
 ANALYSIS = Path(__file__).resolve().parent / "ANALYSIS.md"
 
@@ -84,10 +87,6 @@ TARGETS = (
 )
 
 
-def _ms(value: float) -> str:
-    return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 1000 else f"{value:,.0f}"
-
-
 def _load_note(machine: dict[str, Any]) -> str:
     """Whether other work competed for the cores, judged by the 1-minute load averages."""
     loads = [machine["load_avg"][0], *machine.get("load_avg_end", [0.0])[:1]]
@@ -119,9 +118,9 @@ def _ops_table(size_result: dict[str, Any]) -> list[str]:
             continue
         ratio = ref["p50_ms"] / ours["p50_ms"] if ours["p50_ms"] > 0 else float("nan")
         lines.append(
-            f"| {op} | {_ms(ours['p50_ms'])} | {_ms(ours['p99_ms'])} "
-            f"| {_ms(ours['cpu_p50_ms'])} / {_ms(ours['cpu_p99_ms'])} | {ours['n']} "
-            f"| {_ms(ref['p50_ms'])} | {_ms(ref['p99_ms'])} | {ref['n']} | {ratio:.1f}x "
+            f"| {op} | {fmt_ms(ours['p50_ms'])} | {fmt_ms(ours['p99_ms'])} "
+            f"| {fmt_ms(ours['cpu_p50_ms'])} / {fmt_ms(ours['cpu_p99_ms'])} | {ours['n']} "
+            f"| {fmt_ms(ref['p50_ms'])} | {fmt_ms(ref['p99_ms'])} | {ref['n']} | {ratio:.1f}x "
             f"| {ours['note']}; {ref['note']} |"
         )
     return lines
@@ -150,8 +149,8 @@ def _memory_table(sizes: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _targets_table(sizes: list[dict[str, Any]]) -> list[str]:
-    by_size = {r["size"]: r for r in sizes}
+def _targets_table(results: dict[str, Any]) -> list[str]:
+    by_size = {r["size"]: r for r in results["sizes"]}
     lines = [
         "| target | at | limit | measured (wall) | verdict | CPU-time p99 |",
         "|---|---:|---:|---:|---|---:|",
@@ -159,21 +158,35 @@ def _targets_table(sizes: list[dict[str, Any]]) -> list[str]:
     for t in TARGETS:
         result = by_size.get(t.size)
         value = None if result is None else t.measure(result)
-        if value is None:
-            verdict, shown = "not measured in this run", "-"
-        else:
-            met = value >= t.limit if t.at_least else value <= t.limit
-            gap = value / t.limit if not t.at_least else t.limit / max(value, 1e-9)
-            verdict = "met" if met else f"missed ({gap:.1f}x off)"
-            shown = f"{value:.3f} {t.unit}" if t.unit != "x" else f"{value:.0f}x"
-        sign = ">=" if t.at_least else "<="
         cpu = None if result is None or t.cpu is None else t.cpu(result)
-        cpu_shown = "-" if cpu is None else f"{cpu:.3f} ms"
-        lines.append(
-            f"| {t.name} | {t.size:,} | {sign} {t.limit:g} {t.unit} | {shown} | {verdict}"
-            f" | {cpu_shown} |"
-        )
+        check = Check(t.name, f"{t.size:,}", t.limit, t.unit, value, t.at_least)
+        lines.append(_target_row(check, "-" if cpu is None else f"{cpu:.3f} ms"))
+    for check in shapes_report.checks(results):
+        lines.append(_target_row(check))
     return lines
+
+
+def _target_row(t: Check, cpu_shown: str = "-") -> str:
+    """``| target | at | limit | measured | verdict | CPU |``; a CPU-only value is judged
+    and shown in the CPU column."""
+    if t.value is None:
+        verdict, shown = "not measured in this run", "-"
+    else:
+        met = t.value >= t.limit if t.at_least else t.value <= t.limit
+        gap = t.value / t.limit if not t.at_least else t.limit / max(t.value, 1e-9)
+        verdict = "met" if met else f"missed ({gap:.1f}x off)"
+        if t.unit == "x" and t.at_least:
+            shown = f"{t.value:.0f}x"
+        elif t.unit == "x":
+            shown = f"{t.value:.2f}x"
+        else:
+            shown = f"{t.value:.3f} {t.unit}"
+    if t.cpu_only:
+        cpu_shown, shown = shown, "-"
+    sign = ">=" if t.at_least else "<="
+    return (
+        f"| {t.name} | {t.at} | {sign} {t.limit:g} {t.unit} | {shown} | {verdict} | {cpu_shown} |"
+    )
 
 
 def _recall_lines(sizes: list[dict[str, Any]]) -> list[str]:
@@ -183,11 +196,11 @@ def _recall_lines(sizes: list[dict[str, Any]]) -> list[str]:
         if not rec:
             continue
         lines.append(
-            f"- The main session's own index at {rec['size']:,} random vectors, `{rec['index']}`"
+            f"- The atlas-wide index at {rec['size']:,} random vectors, `{rec['index']}`"
             f" ({rec['params']}): recall@10 **{rec['recall_near']:.3f}** for"
             f" queries near a stored memory, **{rec['recall_random']:.3f}** for uniformly random"
             f" queries; raw index search p50 / p99"
-            f" {_ms(rec['search_near']['p50_ms'])} / {_ms(rec['search_near']['p99_ms'])} ms."
+            f" {fmt_ms(rec['search_near']['p50_ms'])} / {fmt_ms(rec['search_near']['p99_ms'])} ms."
         )
         by_ef = rec.get("by_ef") or []
         if len(by_ef) > 1:
@@ -203,7 +216,7 @@ def _recall_lines(sizes: list[dict[str, Any]]) -> list[str]:
                 cpu = row["search_near"]
                 lines.append(
                     f"| {row['ef_search']} | {row['recall_near']:.3f} | {row['recall_random']:.3f}"
-                    f" | {_ms(cpu['cpu_p50_ms'])} / {_ms(cpu['cpu_p99_ms'])} |"
+                    f" | {fmt_ms(cpu['cpu_p50_ms'])} / {fmt_ms(cpu['cpu_p99_ms'])} |"
                 )
     return lines or ["- No size above the HNSW threshold in this run: every index was exact."]
 
@@ -218,7 +231,9 @@ def _embedding_lines(emb: dict[str, Any]) -> list[str]:
         "|---|---:|---:|---:|",
     ]
     for row in emb["latency"]:
-        lines.append(f"| {row['op']} | {_ms(row['p50_ms'])} | {_ms(row['p99_ms'])} | {row['n']} |")
+        lines.append(
+            f"| {row['op']} | {fmt_ms(row['p50_ms'])} | {fmt_ms(row['p99_ms'])} | {row['n']} |"
+        )
     return lines
 
 
@@ -250,9 +265,10 @@ def _sweep_lines(sw: dict[str, Any]) -> list[str]:
     ]
 
 
-def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list[str]:
+def _plots(results: dict[str, Any], out_dir: Path, report_dir: Path) -> list[str]:
     import plotly.graph_objects as go
 
+    sizes = results["sizes"]
     latency = go.Figure()
     xs = [r["size"] for r in sizes]
     for op in OPS:
@@ -280,7 +296,8 @@ def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list
         title="resident memory per memory (bytes)", barmode="group", width=800, height=450
     )
     links = []
-    for name, fig in (("latency", latency), ("memory", memory)):
+    figures = {"latency": latency, "memory": memory, **shapes_report.figures(results)}
+    for name, fig in figures.items():
         try:
             path = out_dir / f"{name}.png"
             fig.write_image(str(path))
@@ -290,33 +307,6 @@ def _plots(sizes: list[dict[str, Any]], out_dir: Path, report_dir: Path) -> list
         rel = os.path.relpath(path, report_dir)
         links.append(f"![{name}]({rel})" if path.suffix == ".png" else f"[{name} plot]({rel})")
     return links
-
-
-def _sessions_lines(sessions: dict[str, Any]) -> list[str]:
-    """Retrieve cost by how the same memories are spread over sessions
-    (``benchmarks/sessions_bench.py``), and its growth against the 1.5x target."""
-    rows = sessions["rows"]
-    lines = [
-        f"The same {rows[0]['size']:,} memories (random vectors) in equal blocks over N sessions;"
-        " top-10 retrieve from a round-robin session, thread CPU time (ms).",
-        "",
-        "| sessions | index | cross-session p50 | p99 | single-session p50 | p99 |",
-        "|---:|---|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        cross, single = r["cross-session"], r["single-session"]
-        lines.append(
-            f"| {r['sessions']:,} | {r['index']} | {cross['p50_ms']:.3f} | {cross['p99_ms']:.3f}"
-            f" | {single['p50_ms']:.3f} | {single['p99_ms']:.3f} |"
-        )
-    worst = max(sessions["ratios"].values(), default=1.0)
-    verdict = "met" if worst <= 1.5 else f"MISSED by {worst - 1.5:.2f}x"
-    lines += [
-        "",
-        f"Largest growth over {rows[0]['sessions']} session(s): {worst:.2f}x"
-        f" (target <= 1.5x): {verdict}.",
-    ]
-    return lines
 
 
 def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
@@ -334,7 +324,7 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
         "",
         "## Targets",
         "",
-        *_targets_table(sizes),
+        *_targets_table(results),
         *_sweep_target(results.get("sweep")),
         "",
         "## Method",
@@ -357,14 +347,17 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
         " back untimed after each pass.",
         "- Memory: resident-set growth while building, measured in a fresh process per size"
         " (includes FAISS's C++ heap), and tracemalloc (Python heap incl. numpy, not FAISS).",
+        "- Real shapes (issue #15), sections after the seed comparison: the same memories over"
+        " 1 to 10,000 sessions; clustered real text (sample-session and LoCoMo dev texts with"
+        " their MiniLM vectors, perturbed copies to the largest size) with approximate-index"
+        " recall against exact search; snapshot export/load per size; the contradiction"
+        " judge per pair; LoCoMo dev replays per turn.",
         "",
     ]
     for r in sizes:
         lines += [f"## {r['size']:,} memories ({r['dataset']} vectors)", "", *_ops_table(r), ""]
     lines += ["## Memory per memory", "", *_memory_table(sizes), ""]
     lines += ["## Approximate index quality", "", *_recall_lines(sizes), ""]
-    if "sessions" in results:
-        lines += ["## Many sessions", "", *_sessions_lines(results["sessions"]), ""]
     if "embedding" in results:
         lines += ["## Embedding", "", *_embedding_lines(results["embedding"]), ""]
     if "replay" in results:
@@ -390,7 +383,8 @@ def write(results: dict[str, Any], path: Path, out_dir: Path) -> Path:
             *_ops_table(real),
             "",
         ]
-    lines += ["## Plots", "", *_plots(sizes, out_dir, path.parent), ""]
+    lines += shapes_report.sections(results)
+    lines += ["## Plots", "", *_plots(results, out_dir, path.parent), ""]
     if ANALYSIS.exists() and not results["smoke"]:
         lines += [ANALYSIS.read_text(encoding="utf-8").strip(), ""]
     path.parent.mkdir(parents=True, exist_ok=True)

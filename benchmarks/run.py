@@ -1,8 +1,11 @@
 """``python -m benchmarks.run --sizes 1000 10000 100000 [--smoke] [--no-sweep]``: measure, report.
 
-Each size runs in a fresh interpreter (``benchmarks.worker``) so resident memory is
-attributable; embedding, harness replay and the real-MiniLM run follow in this process,
-then the 50-trial Optuna sweep (``--no-sweep`` skips it; the smoke run never runs it).
+Each size runs in a fresh interpreter (``benchmarks.worker``: side by side with the seed,
+index recall, snapshot export and load) so resident memory is attributable; the
+many-sessions scenario at the largest size, the contradiction judge, embedding, harness
+replays (a sample conversation; the LoCoMo dev split when present), the real-MiniLM run
+and the clustered real-text scenario at the largest size follow in this process, then
+the 50-trial Optuna sweep (``--no-sweep`` skips it; the smoke run never runs it).
 Results land in ``<out-dir>/results.json`` and the report in ``BENCHMARKS.md`` (the smoke
 run writes both under ``benchmarks/results/smoke/`` and skips the model).
 """
@@ -34,11 +37,14 @@ def _worker(size: int, out: Path, smoke: bool) -> dict[str, Any]:
     return result
 
 
-def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
-    """Embedding costs, harness replay and the side-by-side run on real MiniLM vectors."""
+def _model_sections(smoke: bool, size: int, log: Any) -> dict[str, Any]:
+    """Embedding costs, harness replays (a sample conversation; the dev split), the
+    side-by-side run on real MiniLM vectors and the clustered real-text scenario."""
+    from benchmarks.clustered_bench import clustered_costs
     from benchmarks.datasets import minilm_dataset
     from benchmarks.embedding_bench import embedding_costs
     from benchmarks.operations import Plan
+    from benchmarks.real_recall import dev_replay_costs
     from benchmarks.replay_bench import SHORT_CONVERSATION, replay_costs
     from benchmarks.worker import N_QUERIES, measure_size
     from memory_core.embedding import make_embedder
@@ -50,6 +56,7 @@ def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
         return {
             "embedding": embedding_costs(fake, batch=32, singles=5),
             "replay": replay_costs(CachedEmbedder(fake), repeats=1, path=SHORT_CONVERSATION),
+            "clustered": clustered_costs(size, CachedEmbedder(fake), smoke=True, n_queries=20),
         }
     from memory_core.embedding.minilm import MiniLMEmbedder
 
@@ -63,6 +70,12 @@ def _model_sections(smoke: bool, log: Any) -> dict[str, Any]:
     plan = Plan.for_size(REAL_SIZE)
     data = minilm_dataset(REAL_SIZE + plan.extra, N_QUERIES, cached)
     out["real"] = measure_size(REAL_SIZE, smoke=False, data=data, trace=False)
+    log("harness: replaying the LoCoMo dev split at max_nodes=150 and with no limit")
+    dev = dev_replay_costs()
+    if dev is not None:
+        out["dev_replay"] = dev
+    log(f"clustered real text: {size} copies of the sample and dev texts")
+    out["clustered"] = clustered_costs(size, cached)
     return out
 
 
@@ -104,7 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     results["sessions"] = (
         sessions_costs(many, (1, 10), n_queries=10) if args.smoke else sessions_costs(many)
     )
-    results.update(_model_sections(args.smoke, log))
+    from benchmarks.judge_bench import judge_costs
+
+    log("contradiction judge: cost per labelled pair")
+    results["judge"] = judge_costs()
+    results.update(_model_sections(args.smoke, many, log))
     if not args.smoke and not args.no_sweep:
         from benchmarks.sweep_bench import TRIALS, WORKERS, sweep_costs
 

@@ -7,8 +7,8 @@ vectors, one main session and a few small ones, auto-link on). Export is
 sessions, edges and the stored HNSW graph, and indexing (``AtlasState.index``: session
 lists and BM25 rebuilt from the texts; vectors only when no graph was stored). The same
 members compressed (``np.savez_compressed``) are measured once, to show what compression
-would cost and save. Issue #15 target: export and load <= 1 s at 100k. ``benchmarks.run`` can add it as
-a section: ``out["snapshot"] = snapshot_costs(size)``.
+would cost and save. Issue #15 target: export and load <= 1 s at 100k. ``make bench``
+measures it in ``benchmarks.worker`` on each size's engine atlas.
 """
 
 from __future__ import annotations
@@ -37,9 +37,17 @@ TARGET_MS = 1000.0
 """Issue #15: export and load each within a second at 100k memories."""
 
 
-def snapshot_costs(size: int = 100_000, repeat: int = 3, load_repeat: int = 1) -> dict[str, Any]:
-    """Export/load timings (wall and this thread's CPU) and file sizes for one atlas."""
-    atlas = build_engine(random_dataset(size, 1), Plan.for_size(size), ManualClock(START))
+def snapshot_costs(
+    size: int = 100_000,
+    repeat: int = 3,
+    load_repeat: int = 1,
+    atlas: ElasticMemoryAtlas | None = None,
+) -> dict[str, Any]:
+    """Export/load timings (wall and this thread's CPU) and file sizes for one atlas:
+    ``atlas`` when given (``benchmarks.worker`` passes the one it built; not changed),
+    else a fresh build of ``size`` memories."""
+    if atlas is None:
+        atlas = build_engine(random_dataset(size, 1), Plan.for_size(size), ManualClock(START))
     export, read, restore, index = (Samples(op, "engine", size) for op in _OPS)
     with tempfile.TemporaryDirectory(prefix="snapshot-bench-") as tmp:
         path = Path(tmp) / "atlas.npz"

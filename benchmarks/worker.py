@@ -1,4 +1,4 @@
-"""One size, one fresh process: footprint, side-by-side timings, index recall.
+"""One size, one fresh process: footprint, side-by-side timings, index recall, snapshots.
 
 Run in its own interpreter (``python -m benchmarks.worker SIZE OUT.json``) so that the
 resident-set growth it reports belongs to that size's stores alone.
@@ -15,8 +15,9 @@ from typing import Any
 
 from benchmarks.datasets import Dataset, random_dataset
 from benchmarks.measure import rss_bytes, traced_bytes
-from benchmarks.operations import MAIN, Plan, build, run, timed_build
+from benchmarks.operations import Plan, build, run, timed_build
 from benchmarks.recall import recall_at_k
+from benchmarks.snapshot_bench import snapshot_costs
 from memory_core import AtlasConfig
 
 N_QUERIES = 200
@@ -39,9 +40,12 @@ def measure_size(
         stores[impl] = (store, clock)
         out["build"][impl] = {"seconds": build_s, "per_s": size / build_s}
         out["memory"][impl] = {"rss_per_memory": grown / size}
+    engine = stores["engine"][0]
     if size > AtlasConfig().hnsw_threshold:
-        # the main session's own index, as the engine built it (private, read-only use)
-        out["recall"] = recall_at_k(stores["engine"][0]._s.sessions[MAIN].vectors, N_QUERIES)
+        # the atlas-wide index, as the engine built it (private, read-only use)
+        out["recall"] = recall_at_k(engine._s.vectors, N_QUERIES)
+    out["snapshot"] = snapshot_costs(size, repeat=1 if smoke else 3, atlas=engine)
+    del engine
     samples = []
     for impl in IMPLS:
         store, clock = stores.pop(impl)

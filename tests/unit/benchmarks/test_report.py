@@ -11,14 +11,10 @@ import pytest
 
 from benchmarks import profile_ops, report
 
-
-@pytest.fixture(autouse=True)
-def _no_plots(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The plots need a browser (seconds each) and are covered by the smoke test."""
-    monkeypatch.setattr(report, "_plots", lambda *_: [])
+pytestmark = pytest.mark.usefixtures("no_plots")
 
 
-def _minimal_results(**extra: Any) -> dict[str, Any]:
+def _minimal_results(machine: dict[str, Any], **extra: Any) -> dict[str, Any]:
     search = {"p50_ms": 1.0, "p99_ms": 2.0, "cpu_p50_ms": 0.9, "cpu_p99_ms": 1.8}
     rows = [
         {"ef_search": 96, "recall_near": 0.38, "recall_random": 0.21, "search_near": search},
@@ -40,21 +36,12 @@ def _minimal_results(**extra: Any) -> dict[str, Any]:
             "by_ef": rows,
         },
     }
-    machine = {
-        "cpu": "test CPU",
-        "cores": 2,
-        "ram_gb": 1.0,
-        "platform": "test",
-        "python": "3.11",
-        "numpy": "2",
-        "faiss": "1",
-        "networkx": "3",
-        "load_avg": [0.0, 0.0, 0.0],
-    }
     return {"machine": machine, "smoke": True, "sizes": [size], **extra}
 
 
-def test_report_shows_recall_cost_and_sweep_verdict(tmp_path: Path) -> None:
+def test_report_shows_recall_cost_and_sweep_verdict(
+    tmp_path: Path, machine: dict[str, Any]
+) -> None:
     sweep = {
         "command": "atlas sweep sample_sessions --trials 50 --workers 2",
         "trials": 50,
@@ -66,15 +53,17 @@ def test_report_shows_recall_cost_and_sweep_verdict(tmp_path: Path) -> None:
         "best_recall": 0.69,
         "target_seconds": 180.0,
     }
-    path = report.write(_minimal_results(sweep=sweep), tmp_path / "B.md", tmp_path)
+    path = report.write(_minimal_results(machine, sweep=sweep), tmp_path / "B.md", tmp_path)
     text = path.read_text()
     assert "| 2048 | 0.960 | 0.950 | 0.900 / 1.800 |" in text
     assert "| Optuna sweep, 50 trials, 2 workers | all samples | <= 180 s | 240 s |" in text
     assert "missed (1.3x off)" in text and "## Optuna sweep" in text
 
 
-def test_report_without_sweep_or_wider_efs_still_renders(tmp_path: Path) -> None:
-    results = _minimal_results()
+def test_report_without_sweep_or_wider_efs_still_renders(
+    tmp_path: Path, machine: dict[str, Any]
+) -> None:
+    results = _minimal_results(machine)
     del results["sizes"][0]["recall"]["by_ef"]
     text = report.write(results, tmp_path / "B.md", tmp_path).read_text()
     assert "Optuna sweep" not in text and "What recall costs" not in text

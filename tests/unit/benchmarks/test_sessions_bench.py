@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks import report
+from benchmarks import shapes_report
 from benchmarks.sessions_bench import sessions_costs
 
 
@@ -22,6 +22,6 @@ def test_a_small_atlas_over_several_session_counts(tmp_path: Path) -> None:
         for mode in ("cross-session", "single-session")
         for stat in ("p50_ms", "p99_ms")
     }
-    lines = report._sessions_lines(out)
+    lines = shapes_report.sessions_lines(out)
     assert sum(line.startswith("| 4 |") or line.startswith("| 40 |") for line in lines) == 2
     assert "target <= 1.5x" in lines[-1]

@@ -37,12 +37,19 @@ def test_tiny_run_reports_every_operation_with_sane_numbers(tmp_path: Path) -> N
         assert math.isfinite(size["memory"][impl]["rss_per_memory"])
     assert results["embedding"]["batched_texts_per_s"] > 0
     assert results["replay"]["turns"] > 0 and results["replay"]["seconds_p50"] > 0
+    assert size["snapshot"]["memories"] == 200 and size["snapshot"]["load_ms"] > 0
+    assert results["judge"]["pairs"] > 0
+    clustered = results["clustered"]
+    assert clustered["size"] == 200 and clustered["by_ef"][0]["recall_text"] == 1.0
+    assert {r["op"] for r in clustered["ops"]} == set(OPS)
 
     text = report.read_text()
     for op in OPS:
         assert f"| {op} |" in text
     assert "AMD" in text or "Intel" in text or "CPU:" in text
     assert "## Targets" in text and "## Memory per memory" in text
+    for title in ("## Many sessions", "## Clustered real text", "## Snapshots", "## Contradiction"):
+        assert title in text
     assert any(p.suffix in (".png", ".html") for p in tmp_path.iterdir())
 
 

@@ -1,0 +1,202 @@
+"""The real-shape parts of BENCHMARKS.md: targets rows, sections, plots' inputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import report, shapes_report
+from benchmarks.real_recall import dev_replay_costs
+
+pytestmark = pytest.mark.usefixtures("no_plots")
+
+
+def _stats(p50: float, p99: float) -> dict[str, float]:
+    return {"p50_ms": p50, "p99_ms": p99, "cpu_p50_ms": p50, "cpu_p99_ms": p99, "runs": 10}
+
+
+def _sessions() -> dict[str, Any]:
+    rows = [
+        {"size": 100_000, "sessions": n, "index": "hnsw", "cross-session": c, "single-session": s}
+        for n, c, s in (
+            (1, _stats(1.0, 2.0), _stats(1.0, 1.5)),
+            (1_000, _stats(1.2, 3.2), _stats(1.1, 1.8)),
+            (10_000, _stats(1.3, 2.4), _stats(1.2, 1.9)),
+        )
+    ]
+    return {"rows": rows, "ratios": {"cross-session p99_ms x1000": 1.6}}
+
+
+def _search(ms: float) -> dict[str, float]:
+    return {"cpu_p50_ms": ms, "cpu_p99_ms": 2 * ms, "n": 200}
+
+
+def _clustered() -> dict[str, Any]:
+    by_ef = [
+        {"ef_search": ef, "recall_text": rt, "recall_perturbed": rp}
+        | {"search_text": _search(ef / 100), "search_perturbed": _search(ef / 100)}
+        for ef, rt, rp in ((16, 0.87, 0.98), (64, 0.97, 0.999), (96, 0.985, 1.0))
+    ]
+    op = {"n": 1000, "note": "", "cpu_p50_ms": 0.5, "cpu_p99_ms": 0.9}
+    return {
+        "size": 100_000,
+        "memories": 100_000,
+        "texts": 3682,
+        "sources": {"sample sessions": 8, "LoCoMo dev": 4},
+        "embedder": "all-MiniLM-L6-v2",
+        "held_out": 200,
+        "noise": 0.4,
+        "copy_cosine": 0.929,
+        "build_s": 120.0,
+        "index": "hnsw",
+        "params": "M=32, efConstruction=64",
+        "default_ef": 96,
+        "by_ef": by_ef,
+        "target_recall": 0.95,
+        "smallest_ef_meeting_target": 64,
+        "ops": [
+            {"op": "retrieve top-10", "p50_ms": 1.1, "p99_ms": 1.9, **op},
+            {"op": "add + auto-link", "p50_ms": 0.8, "p99_ms": 1.4, **op},
+        ],
+    }
+
+
+def _snapshot(size: int, export_ms: float, load_ms: float) -> dict[str, Any]:
+    part = {"wall_ms": load_ms / 2, "cpu_ms": load_ms / 2, "runs": 1}
+    return {
+        "size": size,
+        "memories": size,
+        "format": "atlas-snapshot/3",
+        "file_mib": 40.0,
+        "export": {"wall_ms": export_ms, "cpu_ms": export_ms, "runs": 3},
+        "read + check": part,
+        "restore (with indexing)": part,
+        "indexing": part,
+        "load_ms": load_ms,
+        "compressed": {"file_mib": 35.0, "write_ms": 900.0},
+        "target_ms": 1000.0,
+    }
+
+
+@pytest.fixture
+def results(machine: dict[str, Any]) -> dict[str, Any]:
+    size = {
+        "size": 100_000,
+        "dataset": "random",
+        "ops": [],
+        "build": {"engine": {"per_s": 300.0}, "reference": {"per_s": 10.0}},
+        "memory": {"engine": {"rss_per_memory": 4000.0}, "reference": {"rss_per_memory": 1300.0}},
+        "snapshot": _snapshot(100_000, 1400.0, 800.0),
+    }
+    small = size | {"size": 1_000, "snapshot": _snapshot(1_000, 20.0, 30.0)}
+    judge = {"judge": "claims", "pairs": 948, "mean_ms": 0.4, "p50_ms": 0.2}
+    judge |= {"p99_ms": 6.5, "max_ms": 28.0, "budget_ms": 5.0}
+    dev = {"conversations": 4, "turns": 1986, "target_ms_per_turn": 2.0}
+    dev["cells"] = [
+        {"budget": "150 memories", "max_nodes": 150, "ms_per_turn": 1.7, "recall": 0.75},
+        {"budget": "no limit", "max_nodes": None, "ms_per_turn": 2.6, "recall": 0.8},
+    ]
+    for cell in dev["cells"]:
+        cell["retention"] = 0.9
+    return {
+        "machine": machine,
+        "smoke": False,
+        "sizes": [small, size],
+        "sessions": _sessions(),
+        "clustered": _clustered(),
+        "judge": judge,
+        "dev_replay": dev,
+    }
+
+
+def _rows(text: str) -> dict[str, list[str]]:
+    out = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 6 and cells[0] and cells[0] != "target":
+            out[f"{cells[0]} @ {cells[1]}"] = cells
+    return out
+
+
+def test_targets_table_judges_every_real_shape(tmp_path: Path, results: dict[str, Any]) -> None:
+    text = report.write(results, tmp_path / "B.md", tmp_path).read_text()
+    rows = _rows(text)
+    at = "100,000 / 1-10,000 sessions"
+    # CPU-only values sit in the CPU column and are judged there
+    assert rows[f"cross-session retrieve p99, worst count @ {at}"][3:] == [
+        "-",
+        "missed (1.6x off)",
+        "3.200 ms",
+    ]
+    assert rows[f"single-session retrieve p99, worst count @ {at}"][4] == "met"
+    growth = rows["cross-session retrieve p99 growth, 1 -> 1,000 sessions @ 100,000"]
+    assert growth[3:] == ["-", "missed (1.1x off)", "1.60x"]
+    single = rows["single-session retrieve p99 growth, 1 -> 1,000 sessions @ 100,000"]
+    assert single[5] == "1.20x" and single[4] == "met"
+    clustered = "100,000 clustered"
+    assert rows[f"retrieve top-10 p99 @ {clustered}"][3:5] == ["1.900 ms", "met"]
+    assert rows[f"add + auto-link p99 @ {clustered}"][4] == "missed (1.4x off)"
+    assert rows[f"HNSW recall@10 at efSearch 96, held-out texts @ {clustered}"][3:5] == [
+        "0.985",
+        "met",
+    ]
+    assert rows["snapshot export @ 100,000"][3:5] == ["1400.000 ms", "missed (1.4x off)"]
+    assert rows["snapshot load @ 100,000"][4] == "met"
+    assert rows["contradiction judge (claims) p99 per pair @ 948 pairs"][4] == "missed (1.3x off)"
+    assert rows["LoCoMo dev replay per turn, max_nodes=150 @ 1,986 turns"][3:5] == [
+        "1.700 ms",
+        "met",
+    ]
+
+
+def test_sections_show_tables_for_each_shape(tmp_path: Path, results: dict[str, Any]) -> None:
+    text = report.write(results, tmp_path / "B.md", tmp_path).read_text()
+    for title in (
+        "## Many sessions",
+        "## Clustered real text, 100,000 memories",
+        "## Snapshots",
+        "## Contradiction judge",
+        "## LoCoMo dev replay",
+    ):
+        assert title in text
+    assert "| 96 (default) | 0.985 | 0.960 / 1.920 | 1.000 | 0.960 / 1.920 |" in text
+    assert "Smallest efSearch with recall@10 >= 0.95 on both query sets: 64." in text
+    assert "cross-session p50 1.20x, p99 1.60x" in text
+    assert "| 1,000 | atlas-snapshot/3 | 20.0 | 30.0 |" in text
+    assert "| no limit | 2.600 | 0.800 | 0.90 |" in text
+
+
+def test_absent_parts_are_left_out(tmp_path: Path, results: dict[str, Any]) -> None:
+    for key in ("sessions", "clustered", "judge", "dev_replay"):
+        del results[key]
+    for size in results["sizes"]:
+        del size["snapshot"]
+    assert shapes_report.checks(results) == []
+    assert shapes_report.sections(results) == []
+    text = report.write(results, tmp_path / "B.md", tmp_path).read_text()
+    assert "## Clustered real text" not in text and "on each size's engine atlas" not in text
+    assert "| snapshot export |" not in text.split("## Targets")[1].split("## Method")[0]
+
+
+def test_growth_needs_the_count_measured() -> None:
+    sessions = _sessions()
+    growth = shapes_report.growth_to(sessions, 1_000)
+    assert growth is not None and growth["cross-session p99_ms"] == pytest.approx(1.6)
+    assert shapes_report.growth_to(sessions, 100) is None
+
+
+def test_figures_cover_sessions_recall_and_snapshots(results: dict[str, Any]) -> None:
+    figures = shapes_report.figures(results)
+    assert set(figures) == {"sessions", "recall", "snapshots"}
+    recall = figures["recall"]
+    assert [t.name for t in recall.data] == [
+        "clustered, held-out texts",
+        "clustered, perturbed texts",
+    ]
+    assert list(recall.data[0].x) == [16, 64, 96]
+
+
+def test_dev_replay_is_skipped_without_the_split(tmp_path: Path) -> None:
+    assert dev_replay_costs(tmp_path / "absent") is None
