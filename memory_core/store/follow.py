@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memory_core.engine.apply import NotReplayableError, apply_events
 from memory_core.engine.events import EVENT_TYPES, AtlasEvent
 from memory_core.engine.model import EvictionReason, MemoryKind, MemoryStatus
+from memory_core.errors import NotFoundError
 from memory_core.store.privacy import CONTENT_FIELDS, EMBEDDING_FIELD, EXACT_AT
 from memory_core.store.recording import open_recorded
 
@@ -152,7 +153,15 @@ class AtlasFollower:
         return self.stalled is not None or newest.event_seq - self.seq > self._reload_after
 
     def _load(self, info: SnapshotInfo) -> None:
-        self.atlas = open_recorded(self._store.snapshots, info.id, embedder=self._embedder)
+        try:
+            atlas = open_recorded(self._store.snapshots, info.id, embedder=self._embedder)
+        except NotFoundError:  # pruned by the recorder meanwhile: a newer one exists
+            newest = self._newest()
+            if newest is None:
+                raise
+            info = newest
+            atlas = open_recorded(self._store.snapshots, info.id, embedder=self._embedder)
+        self.atlas = atlas
         self.checkpoint = info
         self.seq = info.event_seq or 0
         self.stalled = None if info.event_seq is not None else "the recorder logs no stream"

@@ -307,6 +307,9 @@ class EventSink:
             except Exception:  # a malformed event is logged and skipped, not retried forever
                 log.exception("event sink cannot encode %r; skipped", event)
                 self._done(rejected=1)
+            # hand the GIL to the engine's thread between events: a batch encoded in one go
+            # holds it for milliseconds, and a write arriving meanwhile would wait (p99)
+            time.sleep(0)
         return records
 
     def _write(self, records: list[EventRecord]) -> None:

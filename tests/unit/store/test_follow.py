@@ -115,3 +115,22 @@ def test_a_copy_of_an_atlas_recorded_without_a_stream_follows_its_snapshots() ->
     atlas.add("one memory", session_id="s")
     record_snapshot(atlas, store.snapshots, atlas_id="old", label="live")
     assert follower.catch_up() and follower.atlas is not None and len(follower.atlas) == 1
+
+
+def test_a_checkpoint_pruned_while_loading_is_replaced_by_the_newest(
+    recorder: LiveRecorder,
+) -> None:
+    store = recorder.db
+    first = store.snapshots.list(atlas_id=recorder.atlas_id).items[0]
+    recorder.atlas.add("a fact before the second checkpoint", session_id="s")
+    recorder.snapshot()
+    follower = AtlasFollower(store, recorder.atlas_id, embedder=HashingEmbedder(DIM))
+    real_newest = follower._newest
+    calls = iter([first])  # the first listing still names the pruned checkpoint
+    follower._newest = lambda: next(calls, None) or real_newest()  # type: ignore[method-assign]
+    store.snapshots.delete(first.id)
+    recorder.sink.flush()
+    assert follower.catch_up() and follower.checkpoint is not None
+    assert follower.checkpoint.id != first.id
+    assert atlas_differences(recorder.atlas, follower.atlas) == []  # type: ignore[arg-type]
+    recorder.close()
