@@ -47,6 +47,7 @@ from memory_core.agent.remember import everything
 from memory_core.agent.rules import Orchestrator
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.registry import make_embedder
+from memory_core.engine.atlas import WriteFilter
 from memory_core.engine.clock import ManualClock
 from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
@@ -63,8 +64,6 @@ from memory_core.harness.metrics import (
 )
 from memory_core.harness.policies import POLICIES, AtlasPolicy, Hit, MemoryPolicy, make_policy
 from memory_core.harness.session_format import Conversation, RecordedRead, Turn
-
-WriteFilter = Callable[[str, Mapping[str, Any]], bool]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

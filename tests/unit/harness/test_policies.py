@@ -7,14 +7,8 @@ from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.engine.clock import ManualClock
 from memory_core.engine.config import AtlasConfig, preset
 from memory_core.errors import InputError
-from memory_core.harness.policies import (
-    POLICIES,
-    SEED_CAP,
-    SEED_FLOOR,
-    AtlasPolicy,
-    SeedLinearPolicy,
-    make_policy,
-)
+from memory_core.harness.policies import POLICIES, AtlasPolicy, SeedLinearPolicy, make_policy
+from memory_core.harness.policies.seed import SEED_CAP, SEED_FLOOR
 
 DIM = 16
 EMB = HashingEmbedder(dim=DIM)

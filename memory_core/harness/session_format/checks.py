@@ -1,298 +1,38 @@
-"""The ``atlas-session/1`` conversation format: typed records, loading and validation.
-
-A file is checked twice: against the shipped JSON Schema (shapes, types, allowed values)
-and by semantic checks the schema cannot express (unique ids, evidence that names real
-turns, timezone-aware timestamps in order, non-empty texts). Both passes run on every
-file and all problems are collected before anything is raised, so one ``atlas validate``
-shows them all; nothing invalid is ever loaded. The format is described in
-``docs/session-format.md``.
-"""
+"""Validation and building: a decoded ``atlas-session/1`` document checked against the
+shipped JSON Schema, then by the semantic checks the schema cannot express, all problems
+collected before anything is raised; only a valid document becomes records."""
 
 from __future__ import annotations
 
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator
 
-from memory_core.errors import NotFoundError, SessionFormatError
+from memory_core.errors import SessionFormatError
+from memory_core.harness.session_format.records import (
+    Conversation,
+    Expect,
+    JsonPath,
+    KeyFact,
+    RecordedRead,
+    SessionRecord,
+    Turn,
+    iso,
+)
 
-FORMAT = "atlas-session/1"
-DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 # A turn without ``at`` is this long after the previous turn (the first: the session start).
 DEFAULT_TURN_GAP_SECONDS = 30.0
 _MAX_MESSAGE_CHARS = 240
 _MAX_YEAR = 9998  # leaves room for default turn times and UTC rendering
 SPEAKER_MAX_CHARS = 64
 _SPEAKER_PUNCTUATION = frozenset(" ._'-")
-
-Expect = Literal["recalled", "forgotten"]
-JsonPath = tuple[str | int, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Turn:
-    """One utterance; ``at`` is seconds since the epoch."""
-
-    id: str
-    speaker: str
-    text: str
-    at: float
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """A run of turns without a long break, e.g. one chat window."""
-
-    id: str
-    started_at: float
-    turns: tuple[Turn, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class KeyFact:
-    """What a memory should (``recalled``) or should no longer (``forgotten``) bring back.
-
-    ``evidence`` names the turns that state the fact; ``probe`` is the question asked at
-    the end, worded differently from the evidence so that recall is not string matching.
-    """
-
-    id: str
-    fact: str
-    evidence: tuple[str, ...]
-    probe: str
-    expect: Expect = "recalled"
-
-
-@dataclass(frozen=True, slots=True)
-class RecordedRead:
-    """A read a recorded agent made (``atlas import recording``), replayed at ``at``.
-
-    ``session`` is the read's scope (None: every session); ``returned`` names the turns
-    behind the memories the agent got back, in rank order, which is what agreement@k
-    checks a replay against.
-    """
-
-    id: str
-    at: float
-    session: str | None
-    query: str
-    top_k: int
-    returned: tuple[str, ...]
-    reinforce: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Conversation:
-    """A whole validated session file.
-
-    ``reads`` is None for a simulated conversation and the agent's own reads (possibly
-    none) for a recorded one; a replay then runs those instead of simulated ones.
-    """
-
-    id: str
-    title: str
-    description: str
-    sessions: tuple[SessionRecord, ...]
-    key_facts: tuple[KeyFact, ...]
-    source: str
-    reads: tuple[RecordedRead, ...] | None = None
-    _turn_index: dict[str, Turn] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_turn_index", {t.id: t for t in self.turns()})
-
-    def turns(self) -> Iterator[Turn]:
-        """Every turn of every session, in conversation order."""
-        for session in self.sessions:
-            yield from session.turns
-
-    def turn_by_id(self, turn_id: str) -> Turn:
-        """The turn with this id; raises ``NotFoundError`` for an unknown id."""
-        try:
-            return self._turn_index[turn_id]
-        except KeyError:
-            raise NotFoundError("turn", turn_id) from None
-
-
-def conversation_to_dict(conversation: Conversation) -> dict[str, Any]:
-    """The ``atlas-session/1`` JSON form, every ``at`` explicit and in UTC (reads back equal)."""
-    data = {
-        "format": FORMAT,
-        "id": conversation.id,
-        "title": conversation.title,
-        "description": conversation.description,
-        "sessions": [
-            {
-                "id": session.id,
-                "started_at": _iso(session.started_at),
-                "turns": [
-                    {"id": t.id, "speaker": t.speaker, "text": t.text, "at": _iso(t.at)}
-                    for t in session.turns
-                ],
-            }
-            for session in conversation.sessions
-        ],
-        "key_facts": [
-            {
-                "id": f.id,
-                "fact": f.fact,
-                "evidence": list(f.evidence),
-                "probe": f.probe,
-                "expect": f.expect,
-            }
-            for f in conversation.key_facts
-        ],
-    }
-    if conversation.reads is not None:
-        data["reads"] = [read_to_dict(r) for r in conversation.reads]
-    return data
-
-
-def read_to_dict(read: RecordedRead) -> dict[str, Any]:
-    """One entry of ``reads`` (``session`` and ``reinforce`` only when not the default)."""
-    item: dict[str, Any] = {"id": read.id, "at": _iso(read.at)}
-    if read.session is not None:
-        item["session"] = read.session
-    item |= {"query": read.query, "top_k": read.top_k, "returned": list(read.returned)}
-    if not read.reinforce:
-        item["reinforce"] = False
-    return item
-
-
-# -- reading ------------------------------------------------------------------
-
-
-def session_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand folders to the ``*.json`` files directly inside them (sorted); keep files as given.
-
-    A folder without any ``*.json`` file is a ``SessionFormatError``: it is almost always a
-    wrong path, and silently replaying nothing would look like a perfect run.
-    """
-    files: list[Path] = []
-    for item in paths:
-        path = Path(item)
-        if path.is_dir():
-            found = sorted(p for p in path.glob("*.json") if p.is_file())
-            if not found:
-                raise SessionFormatError(str(path), [f"{path}: $: folder holds no *.json files"])
-            files.extend(found)
-        else:
-            files.append(path)
-    return list(dict.fromkeys(files))
-
-
-def load_conversation(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Conversation:
-    """Read and validate one file; raises ``SessionFormatError`` listing every problem."""
-    source = str(path)
-    return parse_conversation(_read_json(Path(path), source, max_bytes), source)
-
-
-def load_conversations(
-    paths: Iterable[str | Path], *, max_bytes: int = DEFAULT_MAX_BYTES
-) -> list[Conversation]:
-    """Load files and folders; the problems of all files are raised together.
-
-    Conversation ids must be unique across the set because results are keyed by them.
-    """
-    conversations: list[Conversation] = []
-    problems: list[str] = []
-    first_file: dict[str, str] = {}
-    for path in session_files(paths):
-        try:
-            conversation = load_conversation(path, max_bytes=max_bytes)
-        except SessionFormatError as exc:
-            problems.extend(exc.problems)
-            continue
-        if conversation.id in first_file:
-            problems.append(
-                f"{path}: $.id: conversation id {conversation.id!r} is already used by "
-                f"{first_file[conversation.id]}"
-            )
-            continue
-        first_file[conversation.id] = str(path)
-        conversations.append(conversation)
-    if problems:
-        raise SessionFormatError("session files", problems)
-    return conversations
-
-
-def validate_file(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[str]:
-    """Every problem of one file as ``"file: $.json.path: message"``; empty when valid."""
-    try:
-        load_conversation(path, max_bytes=max_bytes)
-    except SessionFormatError as exc:
-        return exc.problems
-    return []
-
-
-def _read_json(path: Path, source: str, max_bytes: int) -> Any:
-    return decode_json(read_text(path, source=source, max_bytes=max_bytes), source)
-
-
-def read_text(path: Path, *, source: str, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
-    """The file as UTF-8 text (a BOM is dropped); too large or unreadable is a ``SessionFormatError``."""
-
-    def fail(message: str) -> SessionFormatError:
-        return SessionFormatError(source, [f"{source}: $: {message}"])
-
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise fail(f"cannot read the file ({exc.strerror or exc})") from None
-    if len(raw) > max_bytes:
-        raise fail(f"file is larger than the limit of {max_bytes} bytes")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise fail(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
-
-
-def decode_json(text: str, source: str) -> Any:
-    """Strict JSON: no ``NaN``/``Infinity`` and no duplicate keys (one value would be lost)."""
-
-    def fail(message: str) -> SessionFormatError:
-        return SessionFormatError(source, [f"{source}: $: {message}"])
-
-    duplicates: list[str] = []
-
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
-        return obj
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not allowed in JSON")
-
-    try:
-        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant)
-    except json.JSONDecodeError as exc:
-        raise fail(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except ValueError as exc:  # NaN/Infinity, absurdly long integers
-        raise fail(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise fail("JSON is nested too deeply") from None
-    if duplicates:
-        problems = [
-            f"{source}: $: duplicate JSON key {k!r} (one value would be lost)" for k in duplicates
-        ]
-        raise SessionFormatError(source, problems)
-    return data
-
-
-# -- validation and building --------------------------------------------------
 
 
 def parse_conversation(data: Any, source: str) -> Conversation:
@@ -309,7 +49,7 @@ def parse_conversation(data: Any, source: str) -> Conversation:
 @cache
 def _schema() -> dict[str, Any]:
     text = (
-        resources.files(__package__)
+        resources.files("memory_core.harness")
         .joinpath("schema/atlas-session-1.schema.json")
         .read_text(encoding="utf-8")
     )
@@ -454,7 +194,7 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
                 (
                     (*s_path, "started_at"),
                     f"session starts at {raw_start}, before the previous session's last turn "
-                    f"at {_iso(previous_end)}; sessions must be in chronological order",
+                    f"at {iso(previous_end)}; sessions must be in chronological order",
                 )
             )
         clock = start
@@ -481,7 +221,7 @@ def _semantic_problems(data: Any, times: _TimeResolver) -> list[tuple[JsonPath, 
                 found.append(((*t_path, "at"), f"{raw_at} is before the session start {raw_start}"))
             elif at < clock:
                 found.append(
-                    ((*t_path, "at"), f"{raw_at} is before the previous turn at {_iso(clock)}")
+                    ((*t_path, "at"), f"{raw_at} is before the previous turn at {iso(clock)}")
                 )
             times.turns[(s, t)] = at
             if isinstance(turn.get("id"), str):
@@ -537,7 +277,7 @@ def _read_problems(
             continue
         if previous is not None and at < previous:
             found.append(
-                ((*r_path, "at"), f"{raw_at} is before the previous read at {_iso(previous)}")
+                ((*r_path, "at"), f"{raw_at} is before the previous read at {iso(previous)}")
             )
         previous = at if previous is None else max(previous, at)
         times.reads[r] = at
@@ -552,7 +292,7 @@ def _read_problems(
                 found.append(
                     (
                         (*r_path, "returned", i),
-                        f"turn {turn_id!r} is said at {_iso(said)}, after the read at {raw_at}",
+                        f"turn {turn_id!r} is said at {iso(said)}, after the read at {raw_at}",
                     )
                 )
     return found
@@ -608,10 +348,6 @@ def _build(data: Mapping[str, Any], source: str, times: _TimeResolver) -> Conver
         source=source,
         reads=reads,
     )
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat()
 
 
 def render_path(path: JsonPath) -> str:
