@@ -104,14 +104,13 @@ class AtlasMemory:
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> MemoryNode | None:
-        extra = dict(options)
-        explicit = list(extra.pop("links_to", None) or ())  # a caller's own: checked by add
+        links, extra = _links(self.atlas, links_to, options)
         return self.atlas.add(
             text,
             session_id=session_id,
             metadata=metadata,
             provenance=provenance,
-            links_to=[*explicit, *(i for i in links_to if i in self.atlas and i not in explicit)],
+            links_to=links,
             embedding=vector,
             **extra,
         )
@@ -121,6 +120,16 @@ class AtlasMemory:
 
     def stored_id(self, stored: MemoryNode) -> str:
         return stored.id
+
+
+def _links(
+    atlas: ElasticMemoryAtlas, recalled: Sequence[str], options: Mapping[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """Links of a write: the caller's own (``options["links_to"]``, checked by the atlas)
+    then the recalled memories still held; and the other options."""
+    extra = dict(options)
+    explicit = list(extra.pop("links_to", None) or ())
+    return [*explicit, *(i for i in recalled if i in atlas and i not in explicit)], extra
 
 
 class GuardedMemory:
@@ -164,15 +173,13 @@ class GuardedMemory:
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> GuardResult:
-        atlas = self.guard.atlas
-        extra = dict(options)
-        explicit = list(extra.pop("links_to", None) or ())
+        links, extra = _links(self.guard.atlas, links_to, options)
         return self.guard.add(
             text,
             session_id=session_id,
             metadata=metadata,
             provenance=provenance,
-            links_to=[*explicit, *(i for i in links_to if i in atlas and i not in explicit)],
+            links_to=links,
             embedding=vector,
             **extra,
         )

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memory_core.agent.loop import Stored, TurnLoop
-from memory_core.agent.memory import AtlasMemory, GuardedMemory
+from memory_core.agent.memory import AtlasMemory, GuardedMemory, TurnMemory
 from memory_core.agent.rules import Orchestrator
 from memory_core.dashboard.conflict_view import decision_lines
 from memory_core.dashboard.graph_view import label
@@ -65,34 +65,32 @@ def converse(
     session_id = check_session_name(session_id)
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InputError("top_k", f"must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
-    if guard is None:
-        plain = TurnLoop(AtlasMemory(atlas, cross_session=cross_session), rules=rules)
-        if not remember:
-            hits = plain.recall(message, session_id=session_id, top_k=top_k)
-            return Exchange(hits, None, _reply(hits, None))
-        turn = plain.turn(message, session_id=session_id, top_k=top_k)
-        stored = turn.done.stored
-        reply = _reply(turn.hits, stored, _said(turn.done))
-        return Exchange(turn.hits, stored, reply + "\nConflict guard off: not checked.")
-    guarded = TurnLoop(GuardedMemory(guard, cross_session=cross_session), rules=rules)
+    # stores a MemoryNode, or through the guard its GuardResult (told apart below)
+    memory: TurnMemory[RetrievalHit, Any] = (
+        AtlasMemory(atlas, cross_session=cross_session)
+        if guard is None
+        else GuardedMemory(guard, cross_session=cross_session)
+    )
+    loop = TurnLoop(memory, rules=rules)
     if not remember:
-        hits = guarded.recall(message, session_id=session_id, top_k=top_k)
+        hits = loop.recall(message, session_id=session_id, top_k=top_k)
         return Exchange(hits, None, _reply(hits, None))
-    checked = guarded.turn(message, session_id=session_id, top_k=top_k)
-    result = checked.done.stored
-    if result is None:  # a forget request: the rule answered, the guard was not asked
-        return Exchange(checked.hits, None, _reply(checked.hits, None, _said(checked.done)))
+    turn = loop.turn(message, session_id=session_id, top_k=top_k)
+    result: MemoryNode | GuardResult | None = turn.done.stored
+    said = _said(turn.done)
+    if result is None or isinstance(result, MemoryNode):  # unguarded, or a forget request
+        note = "" if guard is not None else "\nConflict guard off: not checked."
+        return Exchange(turn.hits, result, _reply(turn.hits, result, said) + note)
     lines = [line for line in decision_lines(result) if not line.startswith("stored ")]
     verdict = "; ".join(lines) if result.decisions else "no contradiction"
     return Exchange(
-        checked.hits,
+        turn.hits,
         result.node,
-        _reply(checked.hits, result.node, _said(checked.done))
-        + f"\nChecked by the conflict guard: {verdict}.",
+        _reply(turn.hits, result.node, said) + f"\nChecked by the conflict guard: {verdict}.",
     )
 
 
-def _said(done: Stored[MemoryNode] | Stored[GuardResult]) -> list[str]:
+def _said(done: Stored[Any]) -> list[str]:
     """What the rules did on the turn, as reply lines."""
     lines = [e.message for e in done.rules]
     if done.forget is not None:

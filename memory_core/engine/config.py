@@ -301,7 +301,7 @@ class AtlasConfig:
         True, "rules", "'Forget what I just said' soft-deletes what it refers to."
     )
     forget_intent_similarity: float = _f(
-        0.45,
+        0.55,
         "rules",
         "Cosine to the nearest forget-request example above which an input is a request.",
         low=0.0,

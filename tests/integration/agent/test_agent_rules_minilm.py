@@ -22,10 +22,10 @@ pytestmark = pytest.mark.integration
 REQUESTS = [
     "Scratch that, please don't keep it.",
     "Ignore what I told you a second ago.",
-    "Oops, disregard that last part.",
     "Can you forget what I just told you?",
 ]
 NOT_REQUESTS = [
+    "Huh. So the memory thing was a red herring.",  # the nearest miss in the sample sessions
     "Don't forget to book the train to Hamburg.",
     "I keep forgetting my keys at the office.",
     "Please remember this: I am vegetarian.",

@@ -53,3 +53,21 @@ def view_filter():  # type: ignore[no-untyped-def]
     from memory_core.dashboard.conflict_view import item_filter
 
     return item_filter("open")
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_the_orchestrator_answers_a_forget_request(
+    atlas: ElasticMemoryAtlas, guarded: bool
+) -> None:
+    from memory_core.agent.rules import Orchestrator
+    from memory_core.conflicts.guard import ConflictGuard
+    from memory_core.engine.model import MemoryStatus
+
+    guard = ConflictGuard(atlas) if guarded else None
+    rules = Orchestrator(atlas)
+    said = converse(atlas, "My salary is 85000 euros.", session_id="play", guard=guard, rules=rules)
+    assert said.stored is not None
+    asked = converse(atlas, "forget that", session_id="play", guard=guard, rules=rules)
+    assert asked.stored is None and "Soft-deleted on request: 1 memory." in asked.reply
+    assert atlas.get(said.stored.id).status is MemoryStatus.TOMBSTONED
+    assert len(atlas) == 1
