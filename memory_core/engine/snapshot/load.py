@@ -37,6 +37,7 @@ from memory_core.engine.snapshot.layout import (
     Refusal,
     unpack_texts,
 )
+from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.errors import ConfigError, InputError
 
 _READ_ERRORS = (
@@ -70,8 +71,8 @@ class SnapshotData:
 def read(path: Path) -> SnapshotData:
     """Open and check ``path``; ``InputError`` (field ``snapshot``) when it is unusable."""
     try:
-        raw = _open(path)
-        return _check(raw)
+        with collection_paused():
+            return _check(_open(path))
     except Refusal as exc:
         raise InputError("snapshot", f"{path}: {exc}") from None
     except (*_READ_ERRORS, json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -8,12 +8,18 @@ import numpy as np
 
 from memory_core.engine.snapshot import hnsw
 from memory_core.engine.snapshot.load import SnapshotData
+from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.engine.state import AtlasState
 from memory_core.errors import InputError
 
 
 def restore(state: AtlasState, data: SnapshotData) -> None:
     """Rebuild the saved atlas in ``state`` (fresh, empty); checks the embedder first."""
+    with collection_paused():
+        _restore(state, data)
+
+
+def _restore(state: AtlasState, data: SnapshotData) -> None:
     header, table = data.header, state.table
     if table.high:
         raise ValueError("snapshot.restore needs a fresh atlas state")

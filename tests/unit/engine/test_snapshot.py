@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import zipfile
 from itertools import pairwise
@@ -20,6 +21,7 @@ from memory_core import (
     MemoryStatus,
     Relation,
 )
+from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.store.memory import MemorySnapshotRepository
 from memory_core.store.recording import open_recorded
 
@@ -481,3 +483,26 @@ def test_a_snapshot_without_a_graph_rebuilds_the_index(
     assert loaded._s.vectors.kind == "hnsw"
     assert loaded._s.vectors.tombstones == 0  # rebuilt from the live vectors only
     assert fields_of(loaded) == fields_of(atlas)
+
+
+def test_loading_pauses_garbage_collection_and_restores_it(tmp_path: Path) -> None:
+    """The collector is off while a snapshot loads and as it was afterwards, also after
+    a refused file."""
+    with collection_paused():
+        assert not gc.isenabled()
+        with collection_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner block leaves it as it found it
+    assert gc.isenabled()
+    junk = tmp_path / "junk.npz"
+    junk.write_bytes(b"not a zip")
+    with pytest.raises(InputError):
+        ElasticMemoryAtlas.load_snapshot(junk)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collection_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
