@@ -3,12 +3,12 @@
 **In process, at ``--size`` memories (default 100k):** the side-by-side scenario's atlas
 (``benchmarks.operations.build_engine``: random 384-d vectors, auto-link on) takes
 ``--writes`` writes paced like an agent's (one every ``--pace`` s, a reinforcing read
-after every fifth, one decay pass half-way), three times: unrecorded, recorded, unrecorded
-again (the two unrecorded runs bracket machine drift). Recorded means the real
-``LiveRecorder`` on a SQLite file: every event enriched for replay and written by the
-sink's thread, a checkpoint at start and every ``--checkpoint`` s. Meanwhile a follower in
-another process (``AtlasFollower``, polling every ``--every`` s like the dashboard's
-sidebar) loads the first checkpoint once and applies the event stream. Reported:
+after every fifth, one decay pass half-way) in four phases: unrecorded; recorded (the
+real ``LiveRecorder`` on a SQLite file: every event enriched for replay and written by
+the sink's thread, a checkpoint at start and every ``--checkpoint`` s); recorded while a
+follower in another process (``AtlasFollower``, polling every ``--every`` s like the
+dashboard's sidebar) loads the newest checkpoint once and applies the event stream;
+unrecorded again (the two unrecorded phases bracket machine drift). Reported:
 
 - ``add`` latency p50/p99 unrecorded vs recorded, and the recorded/unrecorded ratio
   (target: <= 1.05, i.e. recording costs <= 5 % extra write latency);
@@ -48,14 +48,15 @@ from memory_core.dashboard.follow import DEFAULT_EVERY
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.store.engine import open_database
 from memory_core.store.follow import AtlasFollower
-from memory_core.store.live import LiveRecorder
+from memory_core.store.live import DEFAULT_SNAPSHOT_EVERY, LiveRecorder
 from memory_core.testing import atlas_differences
 
 SIZE = 100_000
 WRITES = 600
 PACE = 0.02
 """Seconds between two writes (50 a second: a busy agent)."""
-CHECKPOINT = 30.0
+CHECKPOINT = DEFAULT_SNAPSHOT_EVERY
+
 LAG_TARGET_S = 2.0
 OVERHEAD_TARGET = 1.05
 RESULTS = Path(__file__).parent / "results" / "live-follow.json"
@@ -110,19 +111,45 @@ def _write_phase(
     return samples, marks
 
 
-def in_process(
-    size: int, writes: int, pace: float, every: float, checkpoint: float
-) -> dict[str, Any]:
+def _agent_atlas(size: int, cache: Path | None) -> tuple[ElasticMemoryAtlas, ManualClock, float]:
+    """The scenario's atlas, built (seconds returned) or loaded from ``cache``."""
+    if cache is not None and cache.exists():
+        atlas = ElasticMemoryAtlas.load_snapshot(cache, embedder=HashingEmbedder())
+        return atlas, ManualClock(atlas.clock.now()), 0.0
     clock = ManualClock(START)
-    build_started = time.perf_counter()
+    started = time.perf_counter()
     atlas = build_engine(random_dataset(size, 1), Plan.for_size(size), clock)
-    built_s = time.perf_counter() - build_started
+    built = time.perf_counter() - started
+    if cache is not None:
+        atlas.save_snapshot(cache)
+        atlas = ElasticMemoryAtlas.load_snapshot(cache, embedder=HashingEmbedder(), clock=clock)
+    return atlas, clock, built
+
+
+def _wait_for(out: Any, stop: Any, target: int) -> tuple[list[tuple[int, float, float]], Any]:
+    """The follower's polls until it holds event ``target``, then its final report."""
+    stop.value = target
+    polls: list[tuple[int, float, float]] = []
+    while True:
+        message = out.get(timeout=600)
+        if message[0] == "seq":
+            polls.append((message[1], message[2], message[3]))
+        elif message[0] == "done":
+            return polls, message[1:]
+
+
+def in_process(
+    size: int, writes: int, pace: float, every: float, checkpoint: float, cache: Path | None
+) -> dict[str, Any]:
+    """Phases: unrecorded; recorded; recorded with a follower; unrecorded again."""
+    atlas, clock, built_s = _agent_atlas(size, cache)
     before, _ = _write_phase(atlas, clock, writes, pace, 11)
     with tempfile.TemporaryDirectory(prefix="live-follow-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'atlas.db'}"
         started = time.perf_counter()
         recorder = LiveRecorder(atlas, open_database(url), name="bench", snapshot_every=checkpoint)
         first_checkpoint_s = time.perf_counter() - started
+        recorded, _ = _write_phase(atlas, clock, writes, pace, 12, lambda: recorder.sink.sequence)
         ctx = mp.get_context("spawn")
         out, stop = ctx.Queue(), ctx.Value("q", 0)
         copy_path = str(Path(tmp) / "follower.npz")
@@ -132,34 +159,28 @@ def in_process(
         proc.start()
         kind, load_s, _ = out.get(timeout=600)
         assert kind == "loaded"
-        recorded, marks = _write_phase(
-            atlas, clock, writes, pace, 12, lambda: recorder.sink.sequence
+        followed, marks = _write_phase(
+            atlas, clock, writes, pace, 13, lambda: recorder.sink.sequence
         )
         recorder.sink.flush()
-        stop.value = recorder.sink.sequence
-        polls: list[tuple[int, float, float]] = []
-        while True:
-            message = out.get(timeout=600)
-            if message[0] == "seq":
-                polls.append((message[1], message[2], message[3]))
-            elif message[0] == "done":
-                reloads, stalled = message[1], message[2]
-                break
+        polls, (reloads, stalled) = _wait_for(out, stop, recorder.sink.sequence)
         proc.join(60)
         checkpoints = recorder.snapshots_taken
         recorder.close()
         copy = ElasticMemoryAtlas.load_snapshot(copy_path, embedder=HashingEmbedder())
         differences = atlas_differences(atlas, copy)
-    after, _ = _write_phase(atlas, clock, writes, pace, 13)
+    after, _ = _write_phase(atlas, clock, writes, pace, 14)
     lags = _lags(marks, polls)
     unrecorded = Samples("add", "unrecorded", size)
     unrecorded.ns = before.ns + after.ns
     unrecorded.cpu_ns = before.cpu_ns + after.cpu_ns
+    followed.impl = "recorded, follower running"
     return {
         "size": size,
         "writes": writes,
         "pace_s": pace,
         "poll_every_s": every,
+        "checkpoint_every_s": checkpoint,
         "build_s": round(built_s, 1),
         "first_checkpoint_s": round(first_checkpoint_s, 2),
         "checkpoints": checkpoints,
@@ -170,6 +191,7 @@ def in_process(
         "poll_max_ms": max(p[2] for p in polls) * 1000,
         "add_unrecorded": unrecorded.summary(),
         "add_recorded": recorded.summary(),
+        "add_followed": followed.summary(),
         "lag_p50_s": float(np.percentile(lags, 50)),
         "lag_p99_s": float(np.percentile(lags, 99)),
         "lag_max_s": max(lags),
@@ -190,7 +212,7 @@ def _lags(marks: list[tuple[int, float]], polls: list[tuple[int, float, float]])
 
 
 def report(result: dict[str, Any]) -> str:
-    off, on = result["add_unrecorded"], result["add_recorded"]
+    off, on, fol = result["add_unrecorded"], result["add_recorded"], result["add_followed"]
     p50 = on["p50_ms"] / off["p50_ms"]
     p99 = on["p99_ms"] / off["p99_ms"]
     load = ", ".join(f"{x:.1f}" for x in result["load"])
@@ -206,6 +228,8 @@ def report(result: dict[str, Any]) -> str:
         f"{fmt_ms(off['p99_ms'])} | {fmt_ms(off['mean_ms'])} |",
         f"| recorded | {on['n']} | {fmt_ms(on['p50_ms'])} | {fmt_ms(on['p99_ms'])} | "
         f"{fmt_ms(on['mean_ms'])} |",
+        f"| recorded, a follower running in another process | {fol['n']} | "
+        f"{fmt_ms(fol['p50_ms'])} | {fmt_ms(fol['p99_ms'])} | {fmt_ms(fol['mean_ms'])} |",
         f"| recorded / unrecorded | | {p50:.3f} | {p99:.3f} | |",
         "",
         f"- recording overhead (target <= {OVERHEAD_TARGET:.2f}x): p50 {p50:.3f}x "
@@ -273,9 +297,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--every", type=float, default=DEFAULT_EVERY, help="poll interval (s)")
     parser.add_argument("--checkpoint", type=float, default=CHECKPOINT)
     parser.add_argument("--mcp", action="store_true", help="also time memory_write over stdio")
+    parser.add_argument(
+        "--cache", type=Path, default=None, help="snapshot file of the built atlas (reused)"
+    )
     parser.add_argument("--json", type=Path, default=RESULTS)
     opts = parser.parse_args(argv)
-    result = in_process(opts.size, opts.writes, opts.pace, opts.every, opts.checkpoint)
+    result = in_process(opts.size, opts.writes, opts.pace, opts.every, opts.checkpoint, opts.cache)
     opts.json.parent.mkdir(parents=True, exist_ok=True)
     opts.json.write_text(json.dumps(result, indent=2, default=str))
     print(report(result))

@@ -202,15 +202,16 @@ def apply_events(atlas: ElasticMemoryAtlas, events: Iterable[AtlasEvent]) -> int
     """Make the recorded changes on ``atlas``, in order; returns how many were applied.
 
     Consecutive evictions of one instant and reason are removed together, as the engine
-    removed them. Raises ``NotReplayableError`` at the first event that cannot be applied;
-    the events before it stay applied (the caller reloads a checkpoint).
+    removed them; consecutive writes are indexed together (one vector-index call). Raises
+    ``NotReplayableError`` at the first event that cannot be applied; the events before it
+    stay applied (the caller reloads a checkpoint).
     """
     applied = 0
     with atlas.lock:
         for key, group in groupby(events, key=_batch_key):
             batch = list(group)
             if key is not None:
-                _evict(atlas._s, batch)
+                _BATCHES[key[0]](atlas, batch)
             else:
                 for event in batch:
                     apply = _APPLIERS.get(type(event))
@@ -221,8 +222,10 @@ def apply_events(atlas: ElasticMemoryAtlas, events: Iterable[AtlasEvent]) -> int
     return applied
 
 
-def _batch_key(event: AtlasEvent) -> tuple[str, float] | None:
-    return (str(event.reason), event.at) if isinstance(event, MemoryEvicted) else None
+def _batch_key(event: AtlasEvent) -> tuple[str, ...] | None:
+    if isinstance(event, MemoryEvicted):
+        return (event.type, str(event.reason), repr(event.at))
+    return (event.type,) if isinstance(event, MemoryAdded) else None
 
 
 def _slot(state: AtlasState, event: AtlasEvent, node_id: str) -> int:
@@ -248,32 +251,47 @@ def _link(state: AtlasState, event: AtlasEvent, edge: Edge) -> None:
     )
 
 
-def _apply_added(atlas: ElasticMemoryAtlas, event: Any) -> None:
-    state, table = atlas._s, atlas._s.table
+def _add_many(atlas: ElasticMemoryAtlas, batch: list[Any]) -> None:
+    """Consecutive writes: rows first, one index call, then relations and working tiers
+    in write order (a write links only to memories older than itself)."""
+    state = atlas._s
+    for event in batch:
+        _check_added(atlas, event)
+    slots = np.array([_place(state, event) for event in batch], dtype=np.int64)
+    vectors = np.stack([np.frombuffer(event.embedding, dtype=np.float32) for event in batch])
+    state.index(slots, vectors)
+    for event, slot in zip(batch, slots.tolist(), strict=True):
+        state.edges.add_node(slot)
+        for edge in event.edges:
+            _link(state, event, edge)
+        session = state.sessions[str(event.session_id)]
+        session.last_id = event.node_id
+        atlas._enter_working(session, event.node_id)
+        state.counters["added"] += 1
+
+
+def _check_added(atlas: ElasticMemoryAtlas, event: Any) -> None:
     if not event.row or not event.embedding:
         raise NotReplayableError(event, "it carries no row or embedding")
-    if event.node_id in table.slot_of:
+    if event.node_id in atlas._s.table.slot_of:
         raise NotReplayableError(event, f"memory {event.node_id} is already in the copy")
-    vector = np.frombuffer(event.embedding, dtype=np.float32)
-    if vector.shape != (atlas.embedder.dim,):
-        raise NotReplayableError(
-            event, f"embedding of {vector.size} floats, not {atlas.embedder.dim}"
-        )
+    floats = len(event.embedding) // 4
+    if floats != atlas.embedder.dim or len(event.embedding) % 4:
+        raise NotReplayableError(event, f"embedding of {floats} floats, not {atlas.embedder.dim}")
+
+
+def _place(state: AtlasState, event: Any) -> int:
+    """A new memory's table row (not yet findable: ``AtlasState.index`` does that)."""
+    table = state.table
     session_id = str(event.session_id)
     session = state.sessions.get(session_id) or state.new_session(session_id, event.row["created"])
     slot = table.allocate(event.node_id)
     table.session[slot] = session.code
     table.contents[slot] = event.content
-    state.index(np.array([slot]), vector[None, :])
     table.metadata[slot] = dict(event.metadata) or None
     table.provenance[slot] = tuple(event.provenance)
     _set_row(table, slot, event.row, event)
-    state.edges.add_node(slot)
-    for edge in event.edges:
-        _link(state, event, edge)
-    session.last_id = event.node_id
-    atlas._enter_working(session, event.node_id)
-    state.counters["added"] += 1
+    return slot
 
 
 def _apply_reinforced(atlas: ElasticMemoryAtlas, event: Any) -> None:
@@ -355,9 +373,16 @@ def _apply_decay(atlas: ElasticMemoryAtlas, event: Any) -> None:
     state.counters["decay_passes"] += 1
 
 
-def _evict(state: AtlasState, batch: list[Any]) -> None:
+def _evict(atlas: ElasticMemoryAtlas, batch: list[Any]) -> None:
+    state = atlas._s
     slots = np.array([_slot(state, e, e.node_id) for e in batch], dtype=np.int64)
     forgetting.remove(state, slots, batch[0].reason, batch[0].at)
+
+
+_BATCHES: dict[str, Callable[[ElasticMemoryAtlas, list[Any]], None]] = {
+    MemoryEvicted.type: _evict,
+    MemoryAdded.type: _add_many,
+}
 
 
 def _nothing(atlas: ElasticMemoryAtlas, event: Any) -> None:
@@ -368,7 +393,6 @@ _INFORMATIONAL = ("read", "memory_pressure", "rule")
 _APPLIERS: dict[type[AtlasEvent], Callable[[ElasticMemoryAtlas, Any], None]] = {
     EVENT_TYPES[name]: _nothing for name in _INFORMATIONAL if name in EVENT_TYPES
 } | {
-    MemoryAdded: _apply_added,
     MemoryReinforced: _apply_reinforced,
     MemoriesMerged: _apply_merged,
     StatusChanged: _apply_status,
