@@ -63,7 +63,7 @@ class Orchestrator:
         intent: recognises forget requests; by default with the atlas's embedder.
     """
 
-    __slots__ = ("atlas", "episodes", "intent", "review")
+    __slots__ = ("_folded", "_short", "atlas", "episodes", "intent", "review")
 
     def __init__(
         self,
@@ -77,6 +77,10 @@ class Orchestrator:
         self.review = review
         self.episodes = episodes
         self.intent = intent or IntentDetector(atlas.embedder)
+        # session -> ids of its short-term memories not yet folded, oldest first: read from
+        # the graph once per session, then kept up to date, so a write costs no full scan
+        self._short: dict[str, dict[str, None]] = {}
+        self._folded: set[str] = set()  # every id an episode folded (a merge may return one)
 
     # -- before the store --------------------------------------------------------------
     def forget_request(
@@ -103,24 +107,28 @@ class Orchestrator:
     def after_store(self, node_id: str, session_id: str) -> list[RuleFired]:
         """Run the episode and correction rules for a memory just stored."""
         with self.atlas.lock:
-            fired = [self._corrections(node_id), self._episode(session_id)]
+            fired = [self._corrections(node_id), self._episode(node_id, session_id)]
         return [f for f in fired if f is not None]
 
     def short_term(self, session_id: str) -> list[MemoryNode]:
         """The session's active working/session memories no episode has folded, oldest first."""
         nodes = self.atlas.nodes(session_id)
-        folded = {
+        folded = self._folded_in(nodes)
+        return [
+            n
+            for n in nodes
+            if n.status is MemoryStatus.ACTIVE and n.kind in SHORT_TERM and n.id not in folded
+        ]
+
+    def _folded_in(self, nodes: Sequence[MemoryNode]) -> set[str]:
+        """Ids the episodic memories among ``nodes`` summarize."""
+        return {
             e.target_id
             for n in nodes
             if n.kind is MemoryKind.EPISODIC
             for e in self.atlas.edges(n.id)
             if e.relation is Relation.SUMMARIZES and e.source_id == n.id
         }
-        return [
-            n
-            for n in nodes
-            if n.status is MemoryStatus.ACTIVE and n.kind in SHORT_TERM and n.id not in folded
-        ]
 
     def corrections(self, node_id: str) -> tuple[int, str]:
         """Length of the longest ``supersedes`` chain from ``node_id``, and its oldest end."""
@@ -140,22 +148,41 @@ class Orchestrator:
         return depth, root
 
     # -- internals ---------------------------------------------------------------------
-    def _episode(self, session_id: str) -> RuleFired | None:
+    def _episode(self, node_id: str, session_id: str) -> RuleFired | None:
         limit = self.atlas.config.episode_after_memories
         if limit is None or session_id not in self.atlas.sessions():
             return None
-        if self.atlas.session_info(session_id)["nodes"] <= limit:  # cheap: most turns stop here
-            return None
-        short = self.short_term(session_id)
+        short = self._short.get(session_id)
+        if short is None:
+            nodes = self.atlas.nodes(session_id)
+            self._folded |= self._folded_in(nodes)
+            short = self._short[session_id] = dict.fromkeys(
+                n.id for n in self.short_term(session_id)
+            )
+        elif node_id in self.atlas and node_id not in self._folded:
+            short.setdefault(node_id)  # a merge into an older memory keeps that one's place
         if len(short) <= limit:
             return None
-        ids = [n.id for n in short[:limit]]
+        for stale in [i for i in short if not self._is_short_term(i)]:  # evicted, forgotten...
+            del short[stale]
+        if len(short) <= limit:
+            return None
+        ids = list(short)[:limit]
         node = self.atlas.summarize_nodes(session_id, ids, kind=MemoryKind.EPISODIC)
         if node is None:
             return None
+        for folded in ids:
+            del short[folded]
+        self._folded.update(ids)
         item = self.episodes(session_id, node, ids) if self.episodes is not None else None
         message = f"episode created from {_count(len(ids), 'memory')}"
         return self._fire(EPISODE, session_id, node.id, message, tuple(ids), item)
+
+    def _is_short_term(self, node_id: str) -> bool:
+        if node_id not in self.atlas:
+            return False
+        node = self.atlas.get(node_id)
+        return node.status is MemoryStatus.ACTIVE and node.kind in SHORT_TERM
 
     def _corrections(self, node_id: str) -> RuleFired | None:
         needed = self.atlas.config.review_after_corrections

@@ -80,6 +80,25 @@ def test_a_session_past_the_threshold_folds_its_oldest_memories_into_an_episode(
     assert len(fired(recorder, EPISODE)) == 1
 
 
+def test_a_turn_merging_into_a_folded_memory_is_not_folded_again() -> None:
+    agent, recorder = make(episode_after_memories=3)
+    first = say(agent, FACTS[0])
+    for fact in FACTS[1:4]:
+        say(agent, fact)
+    (event,) = fired(recorder, EPISODE)
+    assert first.id in event.source_ids
+    assert say(agent, FACTS[0]).id == first.id  # a repeat merges into the folded memory
+    say(agent, FACTS[4])
+    assert len(fired(recorder, EPISODE)) == 1  # short term: FACTS[3], FACTS[4] only
+    forgotten = say(agent, FACTS[5])
+    agent.atlas.forget(forgotten.id)  # a memory that left the short term is not counted
+    say(agent, FACTS[6])
+    assert len(fired(recorder, EPISODE)) == 1
+    say(agent, FACTS[7])
+    (_, second) = fired(recorder, EPISODE)
+    assert forgotten.id not in second.source_ids and len(second.source_ids) == 3
+
+
 def test_the_episode_rule_is_off_with_none() -> None:
     agent, recorder = make(episode_after_memories=None, merge_threshold=1.0)
     for fact in FACTS:
