@@ -33,7 +33,8 @@ def check_vectors(vectors: object, dim: int, *, field: str = "embedding") -> np.
     Raises ``InputError`` naming ``field`` for wrong shape, NaN/inf or zero vectors.
     """
     try:
-        arr = np.asarray(vectors, dtype=np.float32)
+        with np.errstate(over="ignore"):  # beyond float32 range becomes inf: refused below
+            arr = np.asarray(vectors, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise InputError(field, f"not a numeric vector ({exc})") from exc
     if arr.ndim == 1:
@@ -41,11 +42,17 @@ def check_vectors(vectors: object, dim: int, *, field: str = "embedding") -> np.
     if arr.ndim != 2 or arr.shape[1] != dim:
         raise InputError(field, f"expected shape (n, {dim}), got {arr.shape}")
     if not np.isfinite(arr).all():
-        raise InputError(field, "contains NaN or infinity")
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
-    if (norms == 0).any():
+        raise InputError(field, "contains NaN, infinity or a value beyond float32 range")
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if np.isfinite(norms).all() and (norms > 0).all():
+        return np.ascontiguousarray(arr / norms, dtype=np.float32)
+    # squares of very large or very small float32 values leave its range: measure in float64
+    wide = arr.astype(np.float64)
+    wide_norms = np.linalg.norm(wide, axis=1, keepdims=True)
+    if (wide_norms == 0).any():
         raise InputError(field, "contains a zero vector")
-    return np.ascontiguousarray(arr / norms, dtype=np.float32)
+    return np.ascontiguousarray(wide / wide_norms, dtype=np.float32)
 
 
 def embed_checked(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:

@@ -33,6 +33,7 @@ def test_hashing_embedder_is_deterministic_and_normalised() -> None:
         ([1.0, 2.0], "expected shape"),
         ([[1.0, math.nan, 0.0]], "NaN"),
         ([0.0, 0.0, 0.0], "zero vector"),
+        ([1e300, 1.0, 0.0], "beyond float32 range"),
         ("abc", "not a numeric vector"),
     ],
 )
@@ -47,6 +48,13 @@ def test_check_vectors_normalises_rows() -> None:
     out = check_vectors([[3.0, 4.0, 0.0]], 3)
     np.testing.assert_allclose(out, [[0.6, 0.8, 0.0]])
     assert out.flags.c_contiguous
+
+
+@pytest.mark.parametrize("scale", [1e30, 2e37, 1e-30, 1e-40])
+def test_check_vectors_normalises_extreme_magnitudes(scale: float) -> None:
+    """Squares of such float32 values overflow or underflow; the direction still counts."""
+    out = check_vectors([[3.0 * scale, 4.0 * scale, 0.0]], 3)
+    np.testing.assert_allclose(out, [[0.6, 0.8, 0.0]], rtol=1e-4 if scale < 1e-38 else 1e-6)
 
 
 def test_embed_checked_translates_failures() -> None:
