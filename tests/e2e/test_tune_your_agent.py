@@ -26,7 +26,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from playwright.sync_api import Page, expect
 
-from memory_core.engine.config import PRESETS, AtlasConfig
+from memory_core.dashboard.tuning import EDITABLE_FIELDS, build_config
+from memory_core.engine.config import PRESETS, AtlasConfig, parse_literal
 from memory_core.harness.session_format import load_conversation
 
 from .conftest import ROOT, streamlit_server
@@ -209,17 +210,33 @@ def test_mark_two_key_facts_tune_and_export_the_winner_screenshots(
     page.wait_for_timeout(500)
     shoot(page, "tune_ab_verdict")
 
+    print(f"verdict: {line!r}; exporting arm {winner}")
     export = page.get_by_role("button", name=f"Export {winner} as TOML")
     export.evaluate("e => e.scrollIntoView({block: 'center'})")
+    wait_ready(page)
     with page.expect_download() as download:
         export.click()
     target = tmp_path / download.value.suggested_filename
     download.value.save_as(target)
     assert target.name == f"arm-{winner.lower()}.toml"
-    chosen = PRESETS[PRESET_A if winner == "A" else PRESET_B]
-    assert AtlasConfig.from_toml(target) == chosen
+    shown = arm_on_page(page, winner)
+    got = AtlasConfig.from_toml(target)
+    assert got == shown, (shown.to_dict().items() ^ got.to_dict().items(), target.read_text())
+    name = PRESET_A if winner == "A" else PRESET_B
+    assert got.decay_strategy == PRESETS[name].decay_strategy
     assert page.locator("[data-testid=stException]").count() == 0
-    print(f"verdict: {line!r}; exported arm {winner}")
+
+
+def arm_on_page(page: Page, arm: str) -> AtlasConfig:
+    """The configuration arm ``arm`` holds on the page: its preset plus every field as shown."""
+    column = "AB".index(arm)
+    name = page.get_by_role("combobox", name="Preset").nth(column).input_value()
+    values: dict[str, Any] = {}
+    for field in EDITABLE_FIELDS:
+        spin = page.get_by_role("spinbutton", name=field, exact=True)
+        box = spin if spin.count() else page.get_by_role("combobox", name=field, exact=True)
+        values[field] = parse_literal(box.nth(column).input_value())  # floats shown to 4 places
+    return build_config(name, values)
 
 
 def winner_of(line: str) -> str:
