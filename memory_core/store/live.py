@@ -51,9 +51,9 @@ MAX_BUSY_SHARE = 0.1
 """At most this share of wall time goes into snapshots: a snapshot that took 0.4 s
 (a big atlas, a busy machine) waits 4 s before the next, so the agent keeps its speed."""
 HEARTBEAT_EVERY = 5.0
-FLUSH_EVERY = 0.5
+FLUSH_EVERY = 0.25
 """Seconds between the sink's writes: with the dashboard's 1 s poll, a follower is at
-most about 1.5 s behind plus the time to apply what came."""
+most about 1.25 s behind plus the time to apply what came."""
 
 
 class LiveRecorder:

@@ -100,8 +100,9 @@ def open_recorded(
 def recorded_metadata(repo: SnapshotRepository, atlas_id: str) -> dict[str, dict[str, Any]]:
     """Metadata of each memory in the newest snapshot of ``atlas_id`` (none without one).
 
-    Write events carry a memory's text but not its metadata (the speaker): the importer
-    reads it here, without building an atlas (no embedder, no index).
+    Write events logged by a plain sink (not a ``LiveRecorder``) carry a memory's text but
+    not its metadata (the speaker): the importer reads it here, without building an atlas
+    (no embedder, no index).
     """
     newest = repo.list(atlas_id=atlas_id, limit=1).items
     if not newest:
