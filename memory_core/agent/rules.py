@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from memory_core.agent.intent import IntentDetector
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
@@ -83,14 +81,12 @@ class Orchestrator:
         self._folded: set[str] = set()  # every id an episode folded (a merge may return one)
 
     # -- before the store --------------------------------------------------------------
-    def forget_request(
-        self, text: str, session_id: str, vector: np.ndarray | None = None
-    ) -> ForgetOutcome | None:
+    def forget_request(self, text: str, session_id: str) -> ForgetOutcome | None:
         """None when ``text`` is not a request to forget (or the rule is off)."""
         config = self.atlas.config
         if not config.forget_on_request or not text.strip():
             return None
-        if not self.intent.matches(text, config.forget_intent_similarity, vector):
+        if not self.intent.matches(text, config.forget_intent_similarity):
             return None
         with self.atlas.lock:
             targets = self._recent_user_memories(session_id, config.forget_recent)
