@@ -14,19 +14,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from memory_core.agent.loop import Stored, TurnLoop
-from memory_core.agent.memory import AtlasMemory
+from memory_core.agent.memory import AtlasMemory, GuardedMemory, TurnMemory
 from memory_core.agent.remember import RememberPolicy, everything
 from memory_core.agent.rules import Orchestrator, orchestrator_for
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import MemoryRead
 from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import AtlasError
+
+if TYPE_CHECKING:
+    from memory_core.conflicts.guard import ConflictGuard, GuardResult
 
 T = TypeVar("T")
 
@@ -86,14 +89,26 @@ def _guard(call: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from exc
 
 
-def write_view(done: Stored[MemoryNode]) -> dict[str, Any]:
-    """What ``memory_write`` answers: the stored memory and the rules that fired, what a
-    forget request soft-deleted, or that the write filter declined it."""
+def write_view(done: Stored[MemoryNode | GuardResult]) -> dict[str, Any]:
+    """What ``memory_write`` answers: the stored memory, what the conflict guard decided
+    and the rules that fired; what a forget request soft-deleted; or that the write filter
+    declined it."""
     if done.forget is not None:
         return {"forgotten": list(done.forget.forgotten), "message": done.forget.message}
-    if done.stored is None:
+    stored = done.stored
+    if stored is None:
         return {"stored": False, "message": "not worth remembering (write filter)"}
-    view = node_view(done.stored)
+    if isinstance(stored, MemoryNode):
+        view = node_view(stored)
+    elif stored.node is None:  # the guard's own forget request ("forget my salary")
+        view = {"stored": False}
+    else:
+        view = node_view(stored.node)
+    if not isinstance(stored, MemoryNode) and stored.decisions:
+        view["conflicts"] = [
+            {"resolution": d.resolution.value, "existing_id": d.existing_id, "reason": d.reason}
+            for d in stored.decisions
+        ]
     if done.rules:
         view["rules"] = [{"rule": e.rule, "message": e.message} for e in done.rules]
     return view
@@ -105,15 +120,22 @@ def build_server(
     name: str = "elastic-atlas",
     remember: RememberPolicy = everything,
     rules: Orchestrator | bool = True,
+    guard: ConflictGuard | None = None,
 ) -> MCPServer:
     """An MCP server bound to ``atlas`` (transport chosen by the caller's ``run``).
 
     ``remember`` is the write filter (every explicit write by default); ``rules`` the
-    orchestrator (``True``: one over ``atlas``; ``False``: no rules).
+    orchestrator (``True``: one over ``atlas``; ``False``: no rules); ``guard`` a conflict
+    guard over ``atlas`` that writes go through, so corrections supersede (and count
+    towards knowledge review).
     """
     server: MCPServer = MCPServer(name, instructions=INSTRUCTIONS, version="0.1.0")
-    loop: TurnLoop[RetrievalHit, MemoryNode] = TurnLoop(
-        AtlasMemory(atlas),
+    # stores a MemoryNode, or through the guard its GuardResult (``write_view`` tells)
+    memory: TurnMemory[RetrievalHit, Any] = (
+        AtlasMemory(atlas) if guard is None else GuardedMemory(guard)
+    )
+    loop = TurnLoop(
+        memory,
         remember=remember,
         link_top=0,  # a write links only to what the client names
         rules=orchestrator_for(atlas, rules),

@@ -84,3 +84,24 @@ def test_the_write_filter_and_rules_are_the_servers_to_choose() -> None:
     )
     assert declined == {"stored": False, "message": "not worth remembering (write filter)"}
     assert kept["content"] == "forget that"
+
+
+def test_with_a_guard_corrections_supersede_and_reach_the_review_rule() -> None:
+    from memory_core.conflicts.guard import ConflictGuard
+
+    memory = atlas(review_after_corrections=2)
+    first, second, third = run(
+        memory,
+        [write(f"The server has {ram} GB of RAM.") for ram in (16, 32, 64)],
+        guard=ConflictGuard(memory),
+    )
+    assert [c["resolution"] for c in second["conflicts"]] == ["supersede"]
+    assert second["conflicts"][0]["existing_id"] == first["id"]
+    assert "rules" not in second
+    assert third["rules"] == [
+        {
+            "rule": "knowledge_review",
+            "message": "due for knowledge review after 2 corrections (no knowledge base attached)",
+        }
+    ]
+    assert memory.get(first["id"]).status is MemoryStatus.SUPERSEDED
