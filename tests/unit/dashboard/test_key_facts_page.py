@@ -61,7 +61,7 @@ def button(at: AppTest, label: str):  # type: ignore[no-untyped-def]
 
 
 def opened(at: AppTest) -> AppTest:
-    button(at, "Open").click().run()
+    button(at, "Open conversation").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
