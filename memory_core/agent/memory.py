@@ -58,13 +58,9 @@ class TurnMemory(Protocol[HitT, StoredT]):
     def stored_id(self, stored: StoredT) -> str: ...
 
 
-class AtlasMemory:
-    """``ElasticMemoryAtlas`` as a ``TurnMemory[RetrievalHit, MemoryNode]``.
-
-    ``cross_session`` is the default scope of a recall (``options`` may override it).
-    Links to recalled memories evicted since are dropped; a caller's own ``links_to``
-    (in ``options``) must exist.
-    """
+class _AtlasReads:
+    """Recall from an atlas; ``cross_session`` is the default scope (``options`` may
+    override it)."""
 
     __slots__ = ("atlas", "cross_session")
 
@@ -93,6 +89,19 @@ class AtlasMemory:
             **{"cross_session": self.cross_session, **options},
         )
 
+    def hit_id(self, hit: RetrievalHit) -> str:
+        return hit.node.id
+
+
+class AtlasMemory(_AtlasReads):
+    """``ElasticMemoryAtlas`` as a ``TurnMemory[RetrievalHit, MemoryNode]``.
+
+    Links to recalled memories evicted since are dropped; a caller's own ``links_to``
+    (in ``options``) must exist.
+    """
+
+    __slots__ = ()
+
     def store(
         self,
         text: str,
@@ -115,9 +124,6 @@ class AtlasMemory:
             **extra,
         )
 
-    def hit_id(self, hit: RetrievalHit) -> str:
-        return hit.node.id
-
     def stored_id(self, stored: MemoryNode) -> str:
         return stored.id
 
@@ -132,35 +138,16 @@ def _links(
     return [*explicit, *(i for i in recalled if i in atlas and i not in explicit)], extra
 
 
-class GuardedMemory:
+class GuardedMemory(_AtlasReads):
     """The atlas behind a ``ConflictGuard``: writes are checked for contradictions (a
     correction supersedes what it corrects, which the orchestrator's review rule counts);
     what is stored is the guard's whole result, so callers can say what it decided."""
 
-    __slots__ = ("_atlas", "guard")
+    __slots__ = ("guard",)
 
     def __init__(self, guard: ConflictGuard, *, cross_session: bool = False) -> None:
+        super().__init__(guard.atlas, cross_session=cross_session)
         self.guard = guard
-        self._atlas = AtlasMemory(guard.atlas, cross_session=cross_session)
-
-    def recall(
-        self,
-        text: str,
-        vector: np.ndarray | None,
-        *,
-        top_k: int,
-        session_id: str | None,
-        reinforce: bool,
-        options: Mapping[str, Any],
-    ) -> list[RetrievalHit]:
-        return self._atlas.recall(
-            text,
-            vector,
-            top_k=top_k,
-            session_id=session_id,
-            reinforce=reinforce,
-            options=options,
-        )
 
     def store(
         self,
@@ -173,7 +160,7 @@ class GuardedMemory:
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> GuardResult:
-        links, extra = _links(self.guard.atlas, links_to, options)
+        links, extra = _links(self.atlas, links_to, options)
         return self.guard.add(
             text,
             session_id=session_id,
@@ -183,9 +170,6 @@ class GuardedMemory:
             embedding=vector,
             **extra,
         )
-
-    def hit_id(self, hit: RetrievalHit) -> str:
-        return hit.node.id
 
     def stored_id(self, stored: GuardResult) -> str:
         """The stored memory's id; "" when the write was the guard's own forget request."""
