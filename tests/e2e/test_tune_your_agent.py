@@ -198,8 +198,9 @@ def test_mark_two_key_facts_tune_and_export_the_winner_screenshots(
     expect(page.locator("[data-testid=stMultiSelect]", has=conversations)).to_contain_text(
         f"yours/{path.stem}"
     )
-    expect(page.get_by_role("combobox", name="Preset").first).to_have_value(PRESET_A)
-    expect(page.get_by_role("combobox", name="Preset").last).to_have_value(PRESET_B)
+    presets = page.get_by_role("combobox", name="Preset", exact=True)  # not "Base preset"
+    expect(presets.nth(0)).to_have_value(PRESET_A, timeout=30_000)
+    expect(presets.nth(1)).to_have_value(PRESET_B, timeout=30_000)
     shoot(page, "tune_ab_setup")
     page.get_by_role("button", name="Run A/B").click()
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=240_000)
@@ -230,7 +231,7 @@ def test_mark_two_key_facts_tune_and_export_the_winner_screenshots(
 def arm_on_page(page: Page, arm: str) -> AtlasConfig:
     """The configuration arm ``arm`` holds on the page: its preset plus every field as shown."""
     column = "AB".index(arm)
-    name = page.get_by_role("combobox", name="Preset").nth(column).input_value()
+    name = page.get_by_role("combobox", name="Preset", exact=True).nth(column).input_value()
     values: dict[str, Any] = {}
     for field in EDITABLE_FIELDS:
         spin = page.get_by_role("spinbutton", name=field, exact=True)
