@@ -3,12 +3,14 @@
 **In process, at ``--size`` memories (default 100k):** the side-by-side scenario's atlas
 (``benchmarks.operations.build_engine``: random 384-d vectors, auto-link on) takes
 ``--writes`` writes paced like an agent's (one every ``--pace`` s, a reinforcing read
-after every fifth, one decay pass half-way) in four phases: unrecorded; recorded (the
-real ``LiveRecorder`` on a SQLite file: every event enriched for replay and written by
-the sink's thread, a checkpoint at start and every ``--checkpoint`` s); recorded while a
+after every fifth, a decay pass half-way through each block). Recording's cost:
+``--blocks`` pairs of unrecorded and recorded blocks taking turns (so machine drift hits
+both), each recorded block through its own real ``LiveRecorder`` on a SQLite file (every
+event enriched for replay and written by the sink's thread; its checkpoints at start and
+close fall outside the timed writes). Then the lag: ``--writes`` recorded writes while a
 follower in another process (``AtlasFollower``, polling every ``--every`` s like the
-dashboard's sidebar) loads the newest checkpoint once and applies the event stream;
-unrecorded again (the two unrecorded phases bracket machine drift). Reported:
+dashboard's sidebar) loads the newest checkpoint once and applies the event stream.
+Reported:
 
 - ``add`` latency p50/p99 unrecorded vs recorded, and the recorded/unrecorded ratio
   (target: <= 1.05, i.e. recording costs <= 5 % extra write latency);
@@ -139,17 +141,35 @@ def _wait_for(out: Any, stop: Any, target: int) -> tuple[list[tuple[int, float, 
 
 
 def in_process(
-    size: int, writes: int, pace: float, every: float, checkpoint: float, cache: Path | None
+    size: int,
+    writes: int,
+    pace: float,
+    every: float,
+    checkpoint: float,
+    cache: Path | None,
+    blocks: int = 3,
 ) -> dict[str, Any]:
-    """Phases: unrecorded; recorded; recorded with a follower; unrecorded again."""
+    """Recording's cost: ``blocks`` pairs of unrecorded and recorded write blocks, taking
+    turns so that machine drift hits both (each recorded block has its own recorder: its
+    checkpoints at start and close fall outside the timed writes). Then the lag: recorded
+    writes while a follower in another process keeps its copy."""
     atlas, clock, built_s = _agent_atlas(size, cache)
-    before, _ = _write_phase(atlas, clock, writes, pace, 11)
+    per_block = max(1, writes // blocks)
+    unrecorded = Samples("add", "unrecorded", size)
+    recorded = Samples("add", "recorded", size)
     with tempfile.TemporaryDirectory(prefix="live-follow-") as tmp:
         url = f"sqlite:///{Path(tmp) / 'atlas.db'}"
+        for k in range(blocks):
+            _extend(unrecorded, _write_phase(atlas, clock, per_block, pace, 100 + 2 * k)[0])
+            block = LiveRecorder(atlas, open_database(url), name=f"block {k}")
+            _extend(
+                recorded,
+                _write_phase(atlas, clock, per_block, pace, 101 + 2 * k, lambda: 0)[0],
+            )
+            block.close()
         started = time.perf_counter()
         recorder = LiveRecorder(atlas, open_database(url), name="bench", snapshot_every=checkpoint)
         first_checkpoint_s = time.perf_counter() - started
-        recorded, _ = _write_phase(atlas, clock, writes, pace, 12, lambda: recorder.sink.sequence)
         ctx = mp.get_context("spawn")
         out, stop = ctx.Queue(), ctx.Value("q", 0)
         copy_path = str(Path(tmp) / "follower.npz")
@@ -169,11 +189,7 @@ def in_process(
         recorder.close()
         copy = ElasticMemoryAtlas.load_snapshot(copy_path, embedder=HashingEmbedder())
         differences = atlas_differences(atlas, copy)
-    after, _ = _write_phase(atlas, clock, writes, pace, 14)
     lags = _lags(marks, polls)
-    unrecorded = Samples("add", "unrecorded", size)
-    unrecorded.ns = before.ns + after.ns
-    unrecorded.cpu_ns = before.cpu_ns + after.cpu_ns
     followed.impl = "recorded, follower running"
     return {
         "size": size,
@@ -181,6 +197,7 @@ def in_process(
         "pace_s": pace,
         "poll_every_s": every,
         "checkpoint_every_s": checkpoint,
+        "blocks": blocks,
         "build_s": round(built_s, 1),
         "first_checkpoint_s": round(first_checkpoint_s, 2),
         "checkpoints": checkpoints,
@@ -200,6 +217,11 @@ def in_process(
         "load": os.getloadavg(),
         "machine": machine(),
     }
+
+
+def _extend(into: Samples, more: Samples) -> None:
+    into.ns.extend(more.ns)
+    into.cpu_ns.extend(more.cpu_ns)
 
 
 def _lags(marks: list[tuple[int, float]], polls: list[tuple[int, float, float]]) -> list[float]:
@@ -224,9 +246,9 @@ def report(result: dict[str, Any]) -> str:
         "",
         "| add latency | n | p50 ms | p99 ms | mean ms |",
         "|---|---:|---:|---:|---:|",
-        f"| unrecorded (before + after) | {off['n']} | {fmt_ms(off['p50_ms'])} | "
+        f"| unrecorded ({result['blocks']} blocks) | {off['n']} | {fmt_ms(off['p50_ms'])} | "
         f"{fmt_ms(off['p99_ms'])} | {fmt_ms(off['mean_ms'])} |",
-        f"| recorded | {on['n']} | {fmt_ms(on['p50_ms'])} | {fmt_ms(on['p99_ms'])} | "
+        f"| recorded ({result['blocks']} blocks, taking turns) | {on['n']} | {fmt_ms(on['p50_ms'])} | {fmt_ms(on['p99_ms'])} | "
         f"{fmt_ms(on['mean_ms'])} |",
         f"| recorded, a follower running in another process | {fol['n']} | "
         f"{fmt_ms(fol['p50_ms'])} | {fmt_ms(fol['p99_ms'])} | {fmt_ms(fol['mean_ms'])} |",
@@ -299,6 +321,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pace", type=float, default=PACE)
     parser.add_argument("--every", type=float, default=DEFAULT_EVERY, help="poll interval (s)")
     parser.add_argument("--checkpoint", type=float, default=CHECKPOINT)
+    parser.add_argument("--blocks", type=int, default=3, help="unrecorded/recorded pairs")
     parser.add_argument("--mcp", action="store_true", help="also time memory_write over stdio")
     parser.add_argument(
         "--cache", type=Path, default=None, help="snapshot file of the built atlas (reused)"
