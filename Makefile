@@ -20,10 +20,10 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,nli]'
 	touch $(STAMP)
 
-install: $(STAMP) ## Create .venv and install the project with dev extras
+install: $(STAMP) ## Create .venv and install the project with the dev and nli extras
 
 chromium: ## Install Debian's chromium for the browser tests when missing
 	@command -v chromium >/dev/null || { \

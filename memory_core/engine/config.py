@@ -275,7 +275,7 @@ class AtlasConfig:
     )
     hnsw_m: int = _f(32, "index", "HNSW graph degree.", low=4, high=256)
     hnsw_ef_search: int = _f(
-        96, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096
+        128, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096
     )
     hnsw_ef_construction: int = _f(64, "index", "HNSW build breadth.", low=8, high=4096)
     # agent-loop rules (the second seed's memory state orchestrator; see docs/agent-loop.md)

@@ -72,7 +72,7 @@ class VectorIndex:
         *,
         hnsw_threshold: int = 20_000,
         m: int = 32,
-        ef_search: int = 96,
+        ef_search: int = 128,
         ef_construction: int = 64,
         rebuild_fraction: float = 0.25,
     ) -> None:
