@@ -15,6 +15,7 @@ from benchmarks.clustered_bench import (
     real_texts,
     smallest_ef,
 )
+from memory_core import AtlasConfig
 from memory_core.embedding.cache import CachedEmbedder
 from memory_core.embedding.hashing import HashingEmbedder
 
@@ -78,12 +79,14 @@ def test_a_small_run_measures_exact_recall_and_every_operation(tmp_path: Path) -
         300, CachedEmbedder(HashingEmbedder()), data=tmp_path, smoke=True, n_queries=12
     )
     assert out["memories"] <= 300 and out["sources"]["LoCoMo dev"] == 0
-    assert out["index"] == "flat" and [r["ef_search"] for r in out["by_ef"]] == [96]
+    assert out["index"] == "flat" and [r["ef_search"] for r in out["by_ef"]] == [
+        AtlasConfig().hnsw_ef_search
+    ]
     (row,) = out["by_ef"]
     # an exact index finds exactly what flat search finds
     assert row["recall_text"] == row["recall_perturbed"] == 1.0
     assert row["search_text"]["n"] == row["search_perturbed"]["n"] == 12
-    assert out["smallest_ef_meeting_target"] == 96
+    assert out["smallest_ef_meeting_target"] == AtlasConfig().hnsw_ef_search
     assert {r["op"] for r in out["ops"]} >= {"retrieve top-10", "add + auto-link"}
     assert 0.85 < out["copy_cosine"] < 0.98
     assert out["noise"] == clustered_bench.NOISE
