@@ -121,6 +121,13 @@ def main(argv: list[str] | None = None) -> int:
 
     log("contradiction judge: cost per labelled pair")
     results["judge"] = judge_costs()
+    if not args.smoke:
+        from benchmarks import live_record_bench as live
+
+        log(f"live follow: a recorded {many}-memory agent and a follower in another process")
+        results["live_follow"] = live.in_process(
+            many, live.WRITES, live.PACE, live.DEFAULT_EVERY, live.CHECKPOINT, None
+        )
     results.update(_model_sections(args.smoke, many, log))
     if not args.smoke and not args.no_sweep:
         from benchmarks.sweep_bench import TRIALS, WORKERS, sweep_costs

@@ -1,5 +1,5 @@
 """Report parts for the real-shape scenarios (issue #15): many sessions, clustered real
-text, snapshots, the contradiction judge and LoCoMo dev replays.
+text, snapshots, the contradiction judge, LoCoMo dev replays and live follow.
 
 Each part reads its own entry of ``results.json`` and is left out when the run did not
 measure it. ``checks`` gives the targets-table rows, ``sections`` the report sections
@@ -57,6 +57,8 @@ def checks(results: dict[str, Any]) -> list[Check]:
                 j["p99_ms"],
             )
         )
+    if "live_follow" in results:
+        out += _live_follow_checks(results["live_follow"])
     if "dev_replay" in results:
         dev = results["dev_replay"]
         for cell in dev["cells"]:
@@ -71,6 +73,24 @@ def checks(results: dict[str, Any]) -> list[Check]:
                     )
                 )
     return out
+
+
+def _live_follow_checks(live: dict[str, Any]) -> list[Check]:
+    from benchmarks.live_record_bench import LAG_TARGET_S, OVERHEAD_TARGET
+
+    at = f"{live['size']:,}"
+    off, on = live["add_unrecorded"], live["add_recorded"]
+    return [
+        Check(
+            f"recorded / unrecorded add {q}",
+            at,
+            OVERHEAD_TARGET,
+            "x",
+            on[f"{q}_ms"] / off[f"{q}_ms"],
+            cpu=on[f"cpu_{q}_ms"] / off[f"cpu_{q}_ms"],
+        )
+        for q in ("p50", "p99")
+    ] + [Check("live follow lag p99", at, LAG_TARGET_S, "s", live["lag_p99_s"])]
 
 
 def _session_checks(sessions: dict[str, Any]) -> list[Check]:
@@ -189,6 +209,10 @@ def sections(results: dict[str, Any]) -> list[str]:
         lines += ["## Snapshots", "", *snapshot_lines(snapshots), ""]
     if "judge" in results:
         lines += ["## Contradiction judge", "", *judge_lines(results["judge"]), ""]
+    if "live_follow" in results:
+        from benchmarks.live_record_bench import report as live_follow_report
+
+        lines += ["## Live follow", "", live_follow_report(results["live_follow"]), ""]
     if "dev_replay" in results:
         lines += ["## LoCoMo dev replay", "", *dev_replay_lines(results["dev_replay"]), ""]
     return lines

@@ -103,12 +103,28 @@ def results(machine: dict[str, Any]) -> dict[str, Any]:
     return {
         "machine": machine,
         "smoke": False,
+        "live_follow": _live_follow(),
         "sizes": [small, size],
         "sessions": _sessions(),
         "clustered": _clustered(),
         "judge": judge,
         "dev_replay": dev,
     }
+
+
+def _live_follow() -> dict[str, Any]:
+    def add(impl: str, p50: float, p99: float) -> dict[str, Any]:
+        return {"op": "add", "impl": impl, "size": 100_000, "n": 300, "p50_ms": p50,
+                "p99_ms": p99, "mean_ms": p50, "cpu_p50_ms": p50, "cpu_p99_ms": p99}  # fmt: skip
+
+    return {
+        "size": 100_000, "writes": 600, "pace_s": 0.02, "poll_every_s": 1.0, "blocks": 3,
+        "load": [1.0, 1.0, 1.0], "add_unrecorded": add("unrecorded", 2.0, 4.0),
+        "add_recorded": add("recorded", 2.04, 4.8), "add_followed": add("followed", 2.1, 5.0),
+        "lag_p50_s": 0.6, "lag_p99_s": 1.2, "lag_max_s": 1.3, "follower_load_s": 2.0,
+        "follower_reloads": 1, "poll_p50_ms": 80.0, "poll_max_ms": 120.0,
+        "first_checkpoint_s": 1.5, "checkpoints": 1, "differences": 0,
+    }  # fmt: skip
 
 
 def _rows(text: str) -> dict[str, list[str]]:
@@ -153,6 +169,9 @@ def test_targets_table_judges_every_real_shape(tmp_path: Path, results: dict[str
         "1.700 ms",
         "met",
     ]
+    assert rows["recorded / unrecorded add p50 @ 100,000"][3:5] == ["1.02x", "met"]
+    assert rows["recorded / unrecorded add p99 @ 100,000"][3:5] == ["1.20x", "missed (1.1x off)"]
+    assert rows["live follow lag p99 @ 100,000"][3:5] == ["1.200 s", "met"]
 
 
 def test_sections_show_tables_for_each_shape(tmp_path: Path, results: dict[str, Any]) -> None:
@@ -163,6 +182,7 @@ def test_sections_show_tables_for_each_shape(tmp_path: Path, results: dict[str, 
         "## Snapshots",
         "## Contradiction judge",
         "## LoCoMo dev replay",
+        "## Live follow",
     ):
         assert title in text
     assert "| 96 (default) | 0.985 | 0.960 / 1.920 | 1.000 | 0.960 / 1.920 |" in text
@@ -173,7 +193,7 @@ def test_sections_show_tables_for_each_shape(tmp_path: Path, results: dict[str, 
 
 
 def test_absent_parts_are_left_out(tmp_path: Path, results: dict[str, Any]) -> None:
-    for key in ("sessions", "clustered", "judge", "dev_replay"):
+    for key in ("sessions", "clustered", "judge", "dev_replay", "live_follow"):
         del results[key]
     for size in results["sizes"]:
         del size["snapshot"]
