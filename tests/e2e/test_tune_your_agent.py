@@ -188,11 +188,16 @@ def test_mark_two_key_facts_tune_and_export_the_winner_screenshots(
 
     open_page(page, tune_server, "ab_tuning")
     conversations = page.get_by_role("combobox", name="Conversations")
-    page.locator("[data-testid=stMultiSelect]", has=conversations).get_by_role(
+    clear = page.locator("[data-testid=stMultiSelect]", has=conversations).get_by_role(
         "button", name="Clear all"
-    ).click()
+    )
+    clear.click()
+    # one rerun at a time: typing during the Clear-all rerun once left arm B showing A's preset
+    expect(clear).to_have_count(0)
+    wait_ready(page)
     conversations.fill(f"yours/{path.stem}")
     conversations.press("Enter")
+    wait_ready(page)
     conversations.press("Escape")
     wait_ready(page)
     expect(page.locator("[data-testid=stMultiSelect]", has=conversations)).to_contain_text(
