@@ -8,7 +8,7 @@ understands (the atlas's ``kinds``, ``pinned``, ``ttl_hours`` ...), passed throu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
@@ -113,29 +113,40 @@ class AtlasMemory(_AtlasReads):
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> MemoryNode | None:
-        links, extra = _links(self.atlas, links_to, options)
-        return self.atlas.add(
-            text,
-            session_id=session_id,
-            metadata=metadata,
-            provenance=provenance,
-            links_to=links,
-            embedding=vector,
-            **extra,
-        )
+        return _write(
+            self.atlas.add, self.atlas, text, vector, session_id, provenance, links_to,
+            metadata, options,
+        )  # fmt: skip
 
     def stored_id(self, stored: MemoryNode) -> str:
         return stored.id
 
 
-def _links(
-    atlas: ElasticMemoryAtlas, recalled: Sequence[str], options: Mapping[str, Any]
-) -> tuple[list[str], dict[str, Any]]:
-    """Links of a write: the caller's own (``options["links_to"]``, checked by the atlas)
-    then the recalled memories still held; and the other options."""
+def _write(
+    add: Callable[..., StoredT],
+    atlas: ElasticMemoryAtlas,
+    text: str,
+    vector: np.ndarray | None,
+    session_id: str,
+    provenance: tuple[str, ...],
+    recalled: Sequence[str],
+    metadata: Mapping[str, Any],
+    options: Mapping[str, Any],
+) -> StoredT:
+    """One write through ``add`` (the atlas's or the guard's): linked to the caller's own
+    ``options["links_to"]`` (checked by the atlas), then to the recalled memories still held."""
     extra = dict(options)
     explicit = list(extra.pop("links_to", None) or ())
-    return [*explicit, *(i for i in recalled if i in atlas and i not in explicit)], extra
+    links = [*explicit, *(i for i in recalled if i in atlas and i not in explicit)]
+    return add(
+        text,
+        session_id=session_id,
+        metadata=metadata,
+        provenance=provenance,
+        links_to=links,
+        embedding=vector,
+        **extra,
+    )
 
 
 class GuardedMemory(_AtlasReads):
@@ -160,16 +171,10 @@ class GuardedMemory(_AtlasReads):
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> GuardResult:
-        links, extra = _links(self.atlas, links_to, options)
-        return self.guard.add(
-            text,
-            session_id=session_id,
-            metadata=metadata,
-            provenance=provenance,
-            links_to=links,
-            embedding=vector,
-            **extra,
-        )
+        return _write(
+            self.guard.add, self.atlas, text, vector, session_id, provenance, links_to,
+            metadata, options,
+        )  # fmt: skip
 
     def stored_id(self, stored: GuardResult) -> str:
         """The stored memory's id; "" when the write was the guard's own forget request."""
