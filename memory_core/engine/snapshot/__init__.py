@@ -3,8 +3,10 @@
 Exact round trip: a loaded atlas has the same memories, weights, edges, vectors,
 sessions, counters and id generator state as the saved one. ``layout`` describes the
 file, ``capture`` takes a snapshot, ``load`` reads and checks one (``legacy`` reads the
-older layout), ``restore`` fills an atlas from it. Index structures are never stored: restore hands
-the loaded vectors and texts to the atlas's own ``AtlasState.index``.
+older layout), ``restore`` fills an atlas from it, ``sections`` carries named extra
+data that other parts keep beside the atlas (the engine reads them back as bytes, never
+inside). Index structures are never stored: restore hands the loaded vectors and texts
+to the atlas's own ``AtlasState.index``.
 """
 
 from memory_core.engine.snapshot.capture import Capture, capture, write
@@ -12,6 +14,7 @@ from memory_core.engine.snapshot.layout import FORMAT
 from memory_core.engine.snapshot.legacy import FORMAT as LEGACY_FORMAT
 from memory_core.engine.snapshot.load import SnapshotData, read
 from memory_core.engine.snapshot.restore import restore
+from memory_core.engine.snapshot.sections import add_sections, read_sections
 
 READABLE_VERSIONS = frozenset(int(f.rsplit("/", 1)[1]) for f in (FORMAT, LEGACY_FORMAT))
 """Format versions ``read`` accepts (a recorded snapshot row stores its version)."""
@@ -21,8 +24,10 @@ __all__ = [
     "READABLE_VERSIONS",
     "Capture",
     "SnapshotData",
+    "add_sections",
     "capture",
     "read",
+    "read_sections",
     "restore",
     "write",
 ]

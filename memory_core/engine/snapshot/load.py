@@ -38,6 +38,7 @@ from memory_core.engine.snapshot.layout import (
     unpack_texts,
 )
 from memory_core.engine.snapshot.paused import collection_paused
+from memory_core.engine.snapshot.sections import is_section
 from memory_core.errors import ConfigError, InputError
 
 _READ_ERRORS = (
@@ -84,7 +85,7 @@ def _open(path: Path) -> Raw:
     with path.open("rb") as fh, np.load(fh, allow_pickle=False) as npz:
         if legacy.META in npz.files:
             return legacy.read(npz)
-        arrays = {name: npz[name] for name in npz.files}
+        arrays = {name: npz[name] for name in npz.files if not is_section(name)}
     header = _json(arrays, HEADER)
     texts = {}
     for name in TEXT_COLUMNS:
