@@ -1,9 +1,14 @@
-"""``python -m benchmarks.profile_ops 100000 [--ops add retrieve decay] [--profile]``.
+"""``python -m benchmarks.profile_ops 100000 [--ops add retrieve decay] [--profile]
+[--breakdown] [--cache PATH] [--loop SECONDS]``.
 
 One size of the benchmark's own scenario (same data, same build), without the seed
 reference or the memory probes: the engine's CPU time per add, retrieve and decay +
 eviction pass (this thread's time, so other processes on a shared box inflate it less
 than wall time), and with ``--profile`` the functions that cost the most (cProfile).
+``--breakdown`` splits a call's CPU time by stage and measures the floor (FAISS and
+BM25 alone on the same indexes, ``benchmarks.breakdown``). ``--cache`` keeps the built
+atlas as a snapshot (loaded instead of building next time); ``--loop`` repeats each op
+for that many seconds, for a sampling profiler (``py-spy record -- python -m ...``).
 For a quick before/after of an engine change; ``make bench`` is the full report.
 """
 
@@ -12,13 +17,16 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import pstats
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks import breakdown
 from benchmarks.datasets import random_dataset
 from benchmarks.measure import rss_bytes
 from benchmarks.operations import (
@@ -31,6 +39,7 @@ from benchmarks.operations import (
 )
 from benchmarks.worker import N_QUERIES
 from memory_core import ElasticMemoryAtlas, ManualClock
+from memory_core.embedding.hashing import HashingEmbedder
 
 OPS = ("add", "retrieve", "decay")
 
@@ -58,17 +67,26 @@ def _profiled(fn: Callable[[int], Any], n: int, top: int = 20) -> str:
 
 
 class _Runner:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, cache: Path | None = None) -> None:
         plan = Plan.for_size(size)
         self.data = random_dataset(size + plan.extra, N_QUERIES)
         self.clock = ManualClock(START)
         before, started = rss_bytes(), time.process_time()
-        self.atlas: ElasticMemoryAtlas = build_engine(self.data, plan, self.clock)
+        if cache is not None and cache.exists():
+            self.atlas = ElasticMemoryAtlas.load_snapshot(
+                cache, embedder=HashingEmbedder(), clock=self.clock
+            )
+            verb = f"loaded from {cache}"
+        else:
+            self.atlas = build_engine(self.data, plan, self.clock)
+            verb = "built"
+            if cache is not None:
+                self.atlas.save_snapshot(cache)
         self.build = (
-            f"built {size:,} memories: {time.process_time() - started:.1f} s CPU,"
+            f"{verb} {size:,} memories: {time.process_time() - started:.1f} s CPU,"
             f" {(rss_bytes() - before) / size:,.0f} B resident per memory"
         )
-        self._pool = iter(range(size, len(self.data.texts)))
+        self._pool = itertools.cycle(range(size, len(self.data.texts)))
 
     def add(self, _: int = 0) -> float:
         """One add with auto-link, deleted again untimed (as in the benchmark)."""
@@ -106,9 +124,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", nargs="+", choices=OPS, default=list(OPS))
     parser.add_argument("--profile", action="store_true", help="also print cProfile's top 20")
     parser.add_argument("--repeats", type=int, default=400, help="timed calls per op (decay: /10)")
+    parser.add_argument("--breakdown", action="store_true", help="CPU per stage, and the floor")
+    parser.add_argument("--cache", type=Path, default=None, help="snapshot of the built atlas")
+    parser.add_argument("--loop", type=float, default=0.0, help="seconds of each op to sample")
     args = parser.parse_args(argv)
-    runner = _Runner(args.size)
+    runner = _Runner(args.size, args.cache)
     print(runner.build, flush=True)
+    stages = {"add": breakdown.ADD_STAGES, "retrieve": breakdown.RETRIEVE_STAGES}
     for op in args.ops:
         n = max(args.repeats // 10, 5) if op == "decay" else args.repeats
         if op == "decay":
@@ -118,6 +140,17 @@ def main(argv: list[str] | None = None) -> int:
         print(_line(op, [fn(i) for i in range(n)]), flush=True)
         if args.profile:
             print(_profiled(fn, max(n // 2, 5)), flush=True)
+        if args.breakdown and op in stages:
+            print(breakdown.split(fn, n, stages[op]), flush=True)
+        if args.loop:
+            end, i = time.perf_counter() + args.loop, 0
+            while time.perf_counter() < end:
+                fn(i)
+                i += 1
+            print(f"{op}: {i} calls looped for sampling", flush=True)
+    if args.breakdown:
+        data = runner.data
+        print(breakdown.floor(runner.atlas, data.query_vectors, data.query_texts, 400), flush=True)
     return 0
 
 

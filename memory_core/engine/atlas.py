@@ -39,7 +39,11 @@ from memory_core.engine.events import (
     SummaryCreated,
 )
 from memory_core.engine.graph import EdgeStore
-from memory_core.engine.importance import IMPORTANCE_ESTIMATORS, ImportanceEstimator
+from memory_core.engine.importance import (
+    IMPORTANCE_ESTIMATORS,
+    ImportanceEstimator,
+    information_density,
+)
 from memory_core.engine.index import LexicalIndex
 from memory_core.engine.model import (
     STATUS_CODES,
@@ -52,6 +56,7 @@ from memory_core.engine.model import (
     RetrievalHit,
     ScoreBreakdown,
 )
+from memory_core.engine.preload import preload_word_frequencies, wait_word_frequencies
 from memory_core.engine.retrieval import Query, nearest, rank
 from memory_core.engine.state import AtlasState, SessionState, vector_index
 from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer, SummaryItem
@@ -106,6 +111,9 @@ class ElasticMemoryAtlas:
             if importance not in IMPORTANCE_ESTIMATORS:
                 raise InputError("importance", f"must be one of {', '.join(IMPORTANCE_ESTIMATORS)}")
             importance = IMPORTANCE_ESTIMATORS[importance]
+        self._word_frequencies = importance is information_density
+        if self._word_frequencies:  # off the first add's path (memory_core.engine.preload)
+            preload_word_frequencies()
         table = NodeTable()
         clock = clock if clock is not None else SystemClock()
         self._s = AtlasState(
@@ -391,6 +399,7 @@ class ElasticMemoryAtlas:
                 ranked.recency.tolist(),
                 ranked.confidence.tolist(),
                 ranked.session_factor.tolist(),
+                ranked.gate.tolist(),
                 ranked.sources,
                 ranked.cross.tolist(),
                 strict=True,
@@ -411,6 +420,7 @@ class ElasticMemoryAtlas:
                         session_factor=factor,
                         final=final,
                         sources=sources,
+                        gate=gate,
                     ),
                     cross_session=cross,
                 )
@@ -425,6 +435,7 @@ class ElasticMemoryAtlas:
                     recency,
                     confidence,
                     factor,
+                    gate,
                     sources,
                     cross,
                 ) in columns
@@ -745,6 +756,8 @@ class ElasticMemoryAtlas:
         cfg = self.config
         text = check.content(content, cfg.max_content_chars, field)
         meta = check.metadata(metadata)
+        if importance is None and self._word_frequencies:
+            wait_word_frequencies()  # never a second load of the table on this thread
         # a pluggable estimator is checked like a caller's value: NaN would poison every weight
         imp = check.unit_interval(
             self._importance(text, meta) if importance is None else importance, "importance"

@@ -1,0 +1,123 @@
+"""Where a retrieve or an add spends its CPU time, stage by stage, with the physical floor.
+
+``python -m benchmarks.profile_ops 100000 --breakdown`` wraps the engine's stage
+functions (vector search, BM25, graph expansion, filters, the composite weight, HNSW
+insert, importance, ...) in exclusive CPU timers for the duration of a measurement and
+unwraps them after: what is left of a call once every named stage is subtracted is the
+Python overhead per call (validation, the ranking glue, hit objects). The floor is
+measured on the same index in the same run: one FAISS search alone (``efSearch`` as
+shipped, k = the dense candidates, no filter) and one BM25 search alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from memory_core import ElasticMemoryAtlas
+from memory_core.engine import atlas as atlas_module
+from memory_core.engine import forgetting, retrieval
+from memory_core.engine.graph import EdgeStore
+from memory_core.engine.index import LexicalIndex, VectorIndex
+
+RETRIEVE_STAGES: tuple[tuple[Any, str, str], ...] = (
+    (VectorIndex, "search", "vector index search"),
+    (LexicalIndex, "search", "BM25 scoring"),
+    (retrieval, "_expand", "graph expansion"),
+    (retrieval, "_eligible", "filters"),
+    (retrieval, "composite_weight", "composite weight"),
+    (ElasticMemoryAtlas, "_reinforce", "reinforce hits"),
+)
+ADD_STAGES: tuple[tuple[Any, str, str], ...] = (
+    (VectorIndex, "search", "vector search (merge, auto-link)"),
+    (VectorIndex, "add", "vector index insert"),
+    (LexicalIndex, "add", "BM25 add"),
+    (EdgeStore, "link", "edges"),
+    (atlas_module, "composite_weight", "composite weight"),
+    (forgetting, "enforce_capacity", "capacity check"),
+    (ElasticMemoryAtlas, "_prepare", "validation + importance"),
+    (ElasticMemoryAtlas, "_emit", "events"),
+)
+
+
+@dataclass(slots=True)
+class _Clocks:
+    """Exclusive CPU nanoseconds per stage: a stage's time excludes the stages it calls."""
+
+    totals: dict[str, int] = field(default_factory=dict)
+    stack: list[list[int]] = field(default_factory=list)  # [start, time in children]
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            frame = [time.thread_time_ns(), 0]
+            self.stack.append(frame)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.stack.pop()
+                spent = time.thread_time_ns() - frame[0]
+                self.totals[name] = self.totals.get(name, 0) + spent - frame[1]
+                if self.stack:
+                    self.stack[-1][1] += spent
+
+        return timed
+
+
+@contextmanager
+def _instrumented(stages: tuple[tuple[Any, str, str], ...]) -> Iterator[_Clocks]:
+    clocks = _Clocks()
+    saved = [(owner, attr, getattr(owner, attr)) for owner, attr, _ in stages]
+    try:
+        for (owner, attr, original), (_, _, name) in zip(saved, stages, strict=True):
+            setattr(owner, attr, clocks.wrap(name, original))
+        yield clocks
+    finally:
+        for owner, attr, original in saved:
+            setattr(owner, attr, original)
+
+
+def split(call: Callable[[int], Any], n: int, stages: tuple[tuple[Any, str, str], ...]) -> str:
+    """A table of CPU microseconds per call by stage, over ``n`` calls of ``call(i)``."""
+    with _instrumented(stages) as clocks:
+        started = time.thread_time_ns()
+        for i in range(n):
+            call(i)
+        whole = time.thread_time_ns() - started
+    named = sum(clocks.totals.values())
+    rows = [(name, ns) for name, ns in clocks.totals.items()]
+    rows.append(("Python overhead (the rest)", whole - named))
+    lines = ["| stage | CPU µs per call | share |", "|---|---:|---:|"]
+    for name, ns in sorted(rows, key=lambda r: -r[1]):
+        lines.append(f"| {name} | {ns / n / 1e3:.1f} | {ns / whole:.0%} |")
+    lines.append(f"| **whole call** | **{whole / n / 1e3:.1f}** | 100% |")
+    return "\n".join(lines)
+
+
+def floor(atlas: ElasticMemoryAtlas, queries: np.ndarray, texts: list[str], n: int) -> str:
+    """CPU p50 / p99 of one raw FAISS search and one BM25 search on the atlas's own indexes."""
+    state = atlas._s
+    k = state.config.dense_candidates
+    index: Any = state.vectors._index
+    params = state.vectors._params()
+    faiss_ms, bm25_ms = [], []
+    for i in range(n):
+        q = np.ascontiguousarray(queries[i % len(queries)][None, :], dtype=np.float32)
+        started = time.thread_time_ns()
+        index.search(q, k, params=params)
+        faiss_ms.append((time.thread_time_ns() - started) / 1e6)
+        started = time.thread_time_ns()
+        state.lexical.search(texts[i % len(texts)], state.config.lexical_candidates)
+        bm25_ms.append((time.thread_time_ns() - started) / 1e6)
+    out = []
+    for name, values in (
+        (f"FAISS {state.vectors.kind} search alone", faiss_ms),
+        ("BM25 alone", bm25_ms),
+    ):
+        p50, p99 = np.percentile(values, [50, 99])
+        out.append(f"{name}: CPU p50 {p50:.3f} ms, p99 {p99:.3f} ms (k={k}, n={n})")
+    return "\n".join(out)
