@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.embedding.prototypes import PrototypeClassifier
 from memory_core.errors import InputError
 
 FORGET_EXAMPLES: tuple[str, ...] = (
@@ -37,9 +38,10 @@ NOT_FORGET_EXAMPLES: tuple[str, ...] = (
 
 
 class IntentDetector:
-    """Nearest-example test of an input against one intent's examples and look-alikes."""
+    """Nearest-example test of an input against one intent's examples and look-alikes
+    (a two-label ``PrototypeClassifier``)."""
 
-    __slots__ = ("_embedder", "_vectors", "examples", "look_alikes")
+    __slots__ = ("_classifier", "examples", "look_alikes")
 
     def __init__(
         self,
@@ -49,22 +51,25 @@ class IntentDetector:
     ) -> None:
         if not examples:
             raise InputError("examples", "an intent needs at least one example")
-        self._embedder = embedder
         self.examples = tuple(examples)
         self.look_alikes = tuple(look_alikes)
-        self._vectors: np.ndarray | None = None  # examples then look-alikes, embedded on use
+        labels = {_INTENT: self.examples}
+        if self.look_alikes:
+            labels[_OTHER] = self.look_alikes
+        self._classifier = PrototypeClassifier(embedder, labels)
 
     def similarity(self, text: str, vector: np.ndarray | None = None) -> tuple[float, float]:
         """Cosine of ``text`` (or its unit ``vector``) to the nearest example and to the
         nearest look-alike (-1 when there are none)."""
-        if self._vectors is None:
-            self._vectors = embed_checked(self._embedder, [*self.examples, *self.look_alikes])
-        query = embed_checked(self._embedder, [text])[0] if vector is None else vector
-        cosines = self._vectors @ query
-        n = len(self.examples)
-        return float(cosines[:n].max()), float(cosines[n:].max(initial=-1.0))
+        query = embed_checked(self._classifier.embedder, [text])[0] if vector is None else vector
+        best = self._classifier.best_per_label(query)
+        return best[_INTENT], best.get(_OTHER, -1.0)
 
     def matches(self, text: str, threshold: float, vector: np.ndarray | None = None) -> bool:
         """At least ``threshold`` close to an example, and closer to it than to any look-alike."""
         intent, other = self.similarity(text, vector)
         return intent >= threshold and intent > other
+
+
+_INTENT = "intent"
+_OTHER = "look-alike"

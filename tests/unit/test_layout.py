@@ -4,6 +4,9 @@ Rules (a failure names the rule and the offending import as ``file:line``):
 
 - **engine-is-leaf**: no module under ``memory_core/engine/`` imports the store, harness,
   conflicts, knowledge, agent, cli or dashboard packages, or Streamlit.
+- **context-is-its-own-room**: ``memory_core/context/`` (the task context graph) imports
+  none of the conflicts, store, dashboard, harness, cli, agent or knowledge packages, nor
+  Streamlit; the engine does not import it (the agent loop does).
 - **streamlit-in-ui-only**: only ``memory_core/dashboard/ui/``, ``pages/`` and ``app.py``
   import Streamlit.
 - **pages-use-public-api**: ``pages/`` import only the public modules of ``memory_core``:
@@ -34,7 +37,12 @@ PACKAGE = ROOT / "memory_core"
 
 ENGINE_FORBIDDEN = (
     *(f"memory_core.{name}" for name in ("store", "harness", "conflicts", "knowledge")),
-    *(f"memory_core.{name}" for name in ("agent", "cli", "dashboard")),
+    *(f"memory_core.{name}" for name in ("agent", "cli", "dashboard", "context")),
+    "streamlit",
+)
+CONTEXT_FORBIDDEN = (
+    *(f"memory_core.{name}" for name in ("conflicts", "store", "dashboard", "harness", "cli")),
+    *(f"memory_core.{name}" for name in ("agent", "knowledge")),
     "streamlit",
 )
 STREAMLIT_ALLOWED = ("memory_core/dashboard/ui/", "pages/", "app.py")
@@ -146,6 +154,17 @@ def test_engine_is_leaf() -> None:
         if any(_under(imp.module, banned) for banned in ENGINE_FORBIDDEN)
     ]
     assert not broken, "rule engine-is-leaf broken:\n" + "\n".join(sorted(set(broken)))
+
+
+def test_context_is_its_own_room() -> None:
+    known = package_modules()
+    broken = [
+        imp.where()
+        for path in _sources("memory_core/context/**/*.py")
+        for imp in imports_of(path, known)
+        if any(_under(imp.module, banned) for banned in CONTEXT_FORBIDDEN)
+    ]
+    assert not broken, "rule context-is-its-own-room broken:\n" + "\n".join(sorted(set(broken)))
 
 
 def test_streamlit_in_ui_only() -> None:
@@ -264,3 +283,18 @@ def test_the_checks_see_imports() -> None:
     assert [_loaded_by_name(n) for n in ast.walk(by_name) if _loaded_by_name(n)] == [
         "memory_core.store"
     ]
+
+
+def test_boundary_imports_only_the_errors() -> None:
+    """rule boundary-is-leaf: the reader of outside files and the message quoting helpers
+    serve every part, so they import no part of ``memory_core`` but ``errors``."""
+    known = package_modules()
+    broken = [
+        imp.where()
+        for path in _sources("memory_core/boundary/**/*.py")
+        for imp in imports_of(path, known)
+        if _under(imp.module, "memory_core")
+        and not _under(imp.module, "memory_core.boundary")
+        and imp.module != "memory_core.errors"
+    ]
+    assert not broken, "rule boundary-is-leaf broken:\n" + "\n".join(sorted(set(broken)))

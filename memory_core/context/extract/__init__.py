@@ -1,0 +1,1 @@
+"""Extraction: typed values by regular expressions, then the parse and the embedder."""

@@ -1,0 +1,115 @@
+"""Labelled example sentences: what a turn does (intent), what task it is about (goal) and
+which attribute a free choice names (slot). Classified by the nearest example with the
+embedder (``embedding.prototypes``): a paraphrase lands near its label without a rule.
+
+These are examples of kinds of talk (orders, trips, bookings, claims, searches,
+schedules), not a list of accepted phrasings: anything the embedder puts near them counts.
+"""
+
+from __future__ import annotations
+
+STATE, ASK, CHANGE, CANCEL, FORGET, CONFIRM = (
+    "state",
+    "ask",
+    "change",
+    "cancel",
+    "forget",
+    "confirm",
+)
+INTENTS = (STATE, ASK, CHANGE, CANCEL, FORGET, CONFIRM)
+
+INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
+    STATE: (
+        "I need a hotel in Lisbon for three nights",
+        "my budget is 200 euros",
+        "we are four people",
+        "I ordered a laptop last week",
+        "I'd like a table by the window",
+        "the flight leaves at 9am",
+    ),
+    ASK: (
+        "what is my hotel limit?",
+        "where is my package?",
+        "can you check the status of my order",
+        "when does my flight leave?",
+        "how much did I say I could spend?",
+        "find me a cheap restaurant nearby",
+    ),
+    CHANGE: (
+        "actually, make it 250 instead",
+        "never mind, change it to express shipping",
+        "let's switch to the later train",
+        "on second thought, go with the blue one",
+        "update the party size to six",
+        "no wait, I meant Tuesday",
+    ),
+    CANCEL: (
+        "cancel my order",
+        "please cancel the booking",
+        "I don't want the hotel anymore",
+        "call off the reservation",
+        "stop the subscription",
+    ),
+    FORGET: (
+        "forget what I just said",
+        "forget what I said about the hotel",
+        "scratch that",
+        "disregard my last message",
+        "delete what I told you about my salary",
+    ),
+    CONFIRM: (
+        "yes, that's right",
+        "sounds good, go ahead",
+        "ok, book it",
+        "perfect, confirm it",
+        "sure, do that",
+    ),
+}
+
+GOAL_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "track delivery": (
+        "where is my package?",
+        "check where my order is",
+        "has my parcel shipped yet",
+        "track my delivery",
+    ),
+    "change order": ("change the delivery address of my order", "make my order express shipping"),
+    "return item": ("I want to return the shoes", "how do I send this back for a refund"),
+    "book hotel": ("book a hotel room", "I need a place to stay for three nights"),
+    "book flight": ("book me a flight to Rome", "find a flight to Berlin next week"),
+    "book train": ("get me a train ticket to Paris", "which train should I take to Lyon"),
+    "book table": ("reserve a table for dinner", "book a restaurant for four tonight"),
+    "rent home": ("I'm looking for an apartment to rent", "find a flat under 1200 a month"),
+    "file claim": (
+        "I want to file an insurance claim",
+        "my luggage was damaged, I want compensation",
+    ),
+    "schedule meeting": ("schedule a meeting with my team", "set up a call on Thursday"),
+    "buy product": ("I want to buy a new phone", "order a laptop for me"),
+    "search": ("search for running shoes", "look up cheap flights", "find me a dentist nearby"),
+    "plan trip": ("plan a weekend trip to the coast", "organise our holiday in Japan"),
+}
+"""Tasks people bring to an assistant, each a goal node's label."""
+
+SLOT_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "delivery method": (
+        "ship it with DHL",
+        "send it by express courier",
+        "deliver by standard post",
+        "use courier cash on delivery",
+        "home delivery please",
+        "I'll pick it up in the store",
+    ),
+    "payment method": ("pay by credit card", "pay with PayPal", "pay by bank transfer"),
+    "seat": ("a window seat", "an aisle seat please"),
+    "room type": ("a double room", "a suite with a sea view", "a room with twin beds"),
+    "cabin class": ("business class", "fly economy"),
+    "food preference": ("vegetarian food", "an Italian restaurant", "no seafood please"),
+    "destination": ("fly to Paris", "we are going to Rome", "a trip to Japan"),
+    "origin": ("flying from London", "departing from Berlin"),
+    "area": ("near the city centre", "close to the train station", "in a quiet neighbourhood"),
+    "contact method": ("call me on my phone", "email me the details", "text me when it's ready"),
+    "colour": ("the blue one", "in black please"),
+    "size": ("size medium", "a large one", "size 42 shoes"),
+}
+"""Attributes a free choice sets (a value that is not a number, date or id)."""

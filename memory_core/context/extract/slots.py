@@ -1,0 +1,368 @@
+"""Slot values: who a value is about, which attribute it sets, and how it is qualified.
+
+The typed values of ``patterns`` are placed in the dependency parse: the noun they attach
+to names the slot ("a hotel under 180 EUR per night" -> ``hotel budget``; "my budget for
+the hotel is 200 euros" -> ``hotel budget`` too), the clause's subject and possessors say
+whose value it is ("my wife wants ..." -> ``user's wife``, not the user's constraint), a
+``neg`` arc negates it and the clause's time words mark it ("until", "since", "used to",
+"now"; a past-tense verb: "past"). A free choice without a typed value ("make it SF Express
+cash on delivery") is named by the nearest labelled attribute example (``labels``).
+
+Only closed grammatical classes are spelled out here (pronouns, light verbs, time
+conjunctions); everything else comes from the parse or the embedder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from memory_core.context.extract.patterns import (
+    AMOUNT,
+    DATE,
+    DURATION,
+    EMAIL,
+    IDENTIFIER,
+    MONEY,
+    PEOPLE,
+    TIME,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+    from memory_core.embedding.prototypes import PrototypeClassifier
+
+CHOICE = "choice"
+"""The kind of a slot value that is a free choice, not a typed value."""
+USER, ASSISTANT = "user", "assistant"
+
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
+LIGHT_VERBS = frozenset(
+    {"be", "have", "do", "make", "get", "want", "need", "like", "would", "let", "take",
+     "give", "keep", "say", "tell", "think", "know", "try", "can", "could", "will", "go",
+     "spend", "pay", "cost", "set", "change", "switch", "update", "prefer", "mean"}
+)  # fmt: skip
+KIND_WORDS = {
+    MONEY: "budget", AMOUNT: "budget", DATE: "date", TIME: "time", DURATION: "duration",
+    EMAIL: "email", PEOPLE: "party size",
+}  # fmt: skip
+MARKERS = {"until": "until", "till": "until", "since": "since", "anymore": "used to",
+           "now": "now", "currently": "now", "longer": "used to"}  # fmt: skip
+CHOICE_MIN_SIMILARITY = 0.5
+"""A free choice is named by its nearest attribute example when at least this close."""
+NOUNS = ("NOUN", "PROPN")
+
+
+@dataclass(frozen=True, slots=True)
+class SlotValue:
+    """One value a turn gives to one attribute of one subject."""
+
+    subject: str
+    """Whose value: ``user``, ``assistant``, ``user's wife``, a name."""
+    slot: str
+    """A normalised attribute key: ``hotel budget``, ``party size``, ``delivery method``."""
+    value: str
+    """The value as said: ``180 EUR per night``."""
+    kind: str = CHOICE
+    """``money``, ``people``, ``date``, ... (``patterns.KINDS``) or ``choice``."""
+    number: float | None = None
+    unit: str | None = None
+    per: str | None = None
+    resolved: str | None = None
+    """A date or time resolved against the turn's time (ISO), when there was one."""
+    time_marker: str | None = None
+    """``until`` / ``since`` / ``used to`` / ``now`` / ``past`` or None."""
+    negated: bool = False
+    topic: str | None = None
+    """The thing the value is about (``hotel``), when the parse names one."""
+    confidence: float = 1.0
+    """How sure the slot name is (1 for a parse-named slot; the similarity for a choice)."""
+    start: int = 0
+    end: int = 0
+
+
+def slot_values(
+    text: str,
+    values: Sequence[Value],
+    doc: Doc | None,
+    *,
+    speaker: str = USER,
+    namer: PrototypeClassifier | None = None,
+) -> list[SlotValue]:
+    """The slot values of one text from its typed values and parse (``doc`` may be None,
+    or cover only the start of a long text)."""
+    found = [_typed(v, doc, speaker) for v in values]
+    if doc is not None and namer is not None:
+        taken = [(v.start, v.end) for v in values]
+        found += _choices(doc, namer, speaker, taken)
+    return found
+
+
+# -- typed values ----------------------------------------------------------------------
+def _typed(value: Value, doc: Doc | None, speaker: str) -> SlotValue:
+    span = doc.char_span(value.start, value.end, alignment_mode="expand") if doc else None
+    text = value.text.strip()
+    if span is None or len(span) == 0:
+        return SlotValue(
+            _self(speaker), _slot_name(value, None, copular=False), text, value.kind,
+            value.number, value.unit, value.per, value.resolved, start=value.start,
+            end=value.end,
+        )  # fmt: skip
+    topic, copular = _topic(span)
+    verb = _governing_verb(span.root)
+    return SlotValue(
+        subject=_subject(topic, verb, speaker, span.sent),
+        slot=_slot_name(value, topic, copular=copular),
+        value=text,
+        kind=value.kind,
+        number=value.number,
+        unit=value.unit,
+        per=value.per,
+        resolved=value.resolved,
+        time_marker=_time_marker(span.sent, verb),
+        negated=_negated(verb, topic),
+        topic=_phrase(topic) if topic is not None else None,
+        start=value.start,
+        end=value.end,
+    )
+
+
+def _slot_name(value: Value, topic: Token | None, *, copular: bool) -> str:
+    if value.kind == IDENTIFIER:
+        return f"{value.unit or 'reference'} id"
+    if value.kind in (PEOPLE, EMAIL):
+        return KIND_WORDS[value.kind]
+    word = KIND_WORDS.get(value.kind, value.kind)
+    if topic is None:
+        return word
+    phrase = _phrase(topic)
+    return phrase if copular else f"{phrase} {word}"
+
+
+def _topic(span: Span) -> tuple[Token | None, bool]:
+    """The token a value is about, and whether it is the attribute itself (the subject of
+    a copula: "my budget is 200") rather than the thing constrained ("hotel under 200")."""
+    inside = {t.i for t in span}
+    node = span.root
+    for _ in range(8):
+        parent = node.head
+        if parent.i == node.i:
+            break
+        if parent.i in inside or parent.dep_ in ("attr", "acomp", "oprd", "prep", "quantmod"):
+            node = parent
+            continue
+        if parent.pos_ in NOUNS:
+            return parent, False
+        if parent.pos_ in ("VERB", "AUX"):
+            noun = _clause_noun(parent, inside)
+            if noun is not None:
+                return noun, parent.lemma_ == "be" and noun.dep_ in ("nsubj", "nsubjpass")
+            if parent.lemma_ not in LIGHT_VERBS:
+                return parent, False
+        node = parent
+    return None, False
+
+
+def _clause_noun(verb: Token, inside: set[int]) -> Token | None:
+    """The noun a verb's clause is about: a prepositional object first ("spend 200 on the
+    hotel"), then the subject, then the direct object; never a pronoun or the value."""
+    by_dep: dict[str, Token] = {}
+    for child in verb.children:
+        if child.i in inside:
+            continue
+        if child.dep_ == "prep":
+            for grand in child.children:
+                if grand.dep_ == "pobj" and grand.pos_ in NOUNS and grand.i not in inside:
+                    by_dep.setdefault("pobj", grand)
+        elif child.dep_ in ("nsubj", "nsubjpass", "dobj") and child.pos_ in NOUNS:
+            by_dep.setdefault(child.dep_, child)
+    order = ("nsubj", "nsubjpass", "pobj") if verb.lemma_ == "be" else ("pobj", "dobj", "nsubj")
+    for dep in order:
+        if dep in by_dep:
+            return by_dep[dep]
+    return None
+
+
+def _phrase(token: Token, inside: frozenset[int] = frozenset()) -> str:
+    """A normalised name for a noun (or verb): its compounds and lemma, qualified by a
+    "for"/"of" object ("budget for the hotel" -> "hotel budget"), lower case."""
+    words = [c.lemma_.lower() for c in token.children if c.dep_ in ("compound", "prt")]
+    head = token.lemma_.lower() if token.pos_ != "PROPN" else token.text.lower()
+    parts = [head, *words] if token.pos_ == "VERB" else [*words, head]
+    for child in token.children:
+        if child.dep_ == "prep" and child.lower_ in ("for", "of"):
+            objects = [
+                g
+                for g in child.children
+                if g.dep_ == "pobj"
+                and g.pos_ in NOUNS
+                and g.i not in inside
+                and not any(c.like_num for c in g.children)
+            ]
+            if objects:
+                parts = [*_compounds(objects[0]), *parts]
+                break
+    return " ".join(p for p in parts if p.isalnum() or " " in p or "-" in p) or head
+
+
+def _compounds(token: Token) -> list[str]:
+    words = [c.lemma_.lower() for c in token.children if c.dep_ == "compound"]
+    return [*words, token.lemma_.lower()]
+
+
+def _governing_verb(token: Token) -> Token | None:
+    node = token
+    for _ in range(10):
+        if node.pos_ in ("VERB", "AUX"):
+            return node
+        if node.head.i == node.i:
+            return None
+        node = node.head
+    return None
+
+
+def _self(speaker: str) -> str:
+    return speaker
+
+
+def _other(speaker: str) -> str:
+    return {USER: ASSISTANT, ASSISTANT: USER}.get(speaker, "listener")
+
+
+def _person(token: Token, speaker: str) -> str | None:
+    """Who a pronoun or a possessed noun names: "I" -> the speaker, "my wife" ->
+    "user's wife", "Anna" -> "Anna"; None for a thing."""
+    lower = token.lower_
+    if lower in FIRST_PERSON:
+        return _self(speaker)
+    if lower in SECOND_PERSON:
+        return _other(speaker)
+    if token.ent_type_ == "PERSON":
+        return token.text
+    owner = next((c for c in token.children if c.dep_ == "poss"), None)
+    if owner is not None and token.pos_ == "NOUN":
+        whose = _person(owner, speaker)
+        if whose is not None:
+            return f"{whose}'s {token.lemma_.lower()}"
+    return None
+
+
+def _subject(
+    topic: Token | None, verb: Token | None, speaker: str, sentence: Span | None = None
+) -> str:
+    """Whose value: the agent of the clause ("my wife wants a hotel under 200"), else the
+    possessor of the topic ("my brother's budget"), else the first possessive pronoun of
+    the sentence ("your order ... ships by courier"), else the speaker."""
+    clause = verb
+    for _ in range(4):  # up through reported speech: "my boss said the budget is 5000"
+        if clause is None:
+            break
+        for child in clause.children:
+            if child.dep_ in ("nsubj", "nsubjpass") and (topic is None or child.i != topic.i):
+                who = _person(child, speaker)
+                if who is not None:
+                    return who
+        clause = clause.head if clause.dep_ in ("ccomp", "xcomp", "conj") else None
+    if topic is not None:
+        owner = next((c for c in topic.children if c.dep_ == "poss"), None)
+        if owner is not None:
+            possessed = _person(owner, speaker)
+            if possessed is not None:
+                return possessed
+    if sentence is not None:
+        for token in sentence:
+            if token.dep_ == "poss" and token.pos_ == "PRON":
+                return _person(token, speaker) or _self(speaker)
+    return _self(speaker)
+
+
+def _negated(verb: Token | None, topic: Token | None) -> bool:
+    for token in (verb, topic):
+        if token is not None and any(
+            c.dep_ == "neg" or (c.dep_ == "det" and c.lower_ == "no") for c in token.children
+        ):
+            return True
+    return False
+
+
+def _time_marker(sentence: Span, verb: Token | None) -> str | None:
+    words = [t.lower_ for t in sentence]
+    for i, word in enumerate(words):
+        if word == "used" and i + 1 < len(words) and words[i + 1] == "to":
+            return "used to"
+    for word in words:
+        if word in MARKERS:
+            return MARKERS[word]
+    if verb is not None and verb.tag_ == "VBD":
+        return "past"
+    return None
+
+
+# -- free choices ----------------------------------------------------------------------
+def _choices(
+    doc: Doc, namer: PrototypeClassifier, speaker: str, taken: Sequence[tuple[int, int]]
+) -> list[SlotValue]:
+    """A clause that sets an attribute without a typed value ("make it SF Express cash on
+    delivery", "I'd like a window seat"): the verb's object phrase, named by the nearest
+    labelled attribute example when it is close enough. Questions set nothing."""
+    candidates: list[tuple[Span, Token]] = []
+    for sentence in doc.sents:
+        if _is_question(sentence):
+            continue
+        obj = _object_phrase(sentence)
+        if obj is None or any(obj.start_char < e and s < obj.end_char for s, e in taken):
+            continue
+        candidates.append((obj, sentence.root))
+    if not candidates:
+        return []
+    texts = [
+        f"{root.lemma_} {obj.text}" if root.pos_ == "VERB" else obj.text for obj, root in candidates
+    ]
+    found = []
+    for (obj, root), near in zip(candidates, namer.nearest_many(texts), strict=True):
+        if near.similarity < CHOICE_MIN_SIMILARITY:
+            continue
+        found.append(
+            SlotValue(
+                subject=_subject(None, root, speaker, obj.sent),
+                slot=near.label,
+                value=obj.text.strip(" .,!;"),
+                kind=CHOICE,
+                time_marker=_time_marker(obj.sent, root),
+                negated=_negated(root, None),
+                confidence=round(near.similarity, 3),
+                start=obj.start_char,
+                end=obj.end_char,
+            )
+        )
+    return found
+
+
+def _is_question(sentence: Span) -> bool:
+    return sentence.text.rstrip().endswith("?") or sentence[0].tag_ in ("WDT", "WP", "WRB")
+
+
+def _object_phrase(sentence: Span) -> Span | None:
+    """The object of a sentence's main verb, or what follows "make it" / "change it to"."""
+    root = sentence.root
+    for child in root.children:
+        if child.dep_ in ("dobj", "attr", "oprd", "ccomp", "xcomp") and child.lower_ != "it":
+            if child.dep_ == "dobj" and child.lower_ in FIRST_PERSON | SECOND_PERSON:
+                continue
+            subtree = list(child.subtree)
+            span = sentence.doc[subtree[0].i : subtree[-1].i + 1]
+            if span.root.pos_ in ("PRON", "DET"):
+                continue
+            if span[0].lower_ == "it" and len(span) > 1:
+                span = span[1:]
+            return span
+    for child in root.children:
+        if child.dep_ == "prep" and child.lower_ in ("to", "with", "by", "via"):
+            subtree = list(child.subtree)
+            if len(subtree) > 1:
+                return sentence.doc[subtree[1].i : subtree[-1].i + 1]
+    return None

@@ -1,0 +1,268 @@
+"""One turn in, its facts out: intent, goal, slot values and entities.
+
+``Extractor`` holds what extraction needs: the parser (loaded once per process, see
+``parse``) and the embedder-backed classifiers (intent, goal, attribute names). One turn
+costs one parse and one or two embedding calls; ``extract_many`` runs a replay through
+``nlp.pipe`` and embeds all texts in one call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memory_core.context.extract import labels
+from memory_core.context.extract.parse import MAX_PARSE_CHARS, clip, parse, parse_many
+from memory_core.context.extract.patterns import IDENTIFIER, find_values
+from memory_core.context.extract.slots import FIRST_PERSON, USER, SlotValue, slot_values
+from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.embedding.prototypes import Nearest, PrototypeClassifier
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span
+
+MAX_SCAN_CHARS = 8_000
+"""Longest part of a turn the regular expressions read (the parser reads less)."""
+INTENT_MIN_SIMILARITY = 0.35
+"""Below this similarity to every intent example a turn is a plain statement."""
+GOAL_MIN_SIMILARITY = 0.5
+"""A turn opens or names a goal when its nearest task example is at least this close."""
+ENTITY_LABELS = frozenset({"PRODUCT", "ORG", "GPE", "LOC", "FAC", "PERSON", "EVENT", "WORK_OF_ART"})
+TRANSACTIONS = {
+    "order": "order", "buy": "purchase", "purchase": "purchase", "book": "booking",
+    "reserve": "reservation", "rent": "rental", "ship": "shipment", "return": "return",
+}  # fmt: skip
+"""Verbs whose past use implies a thing with an identity (an order, a booking)."""
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMention:
+    """A thing a turn names: a product, a place, an order (``kind``), with attributes
+    (an order's ``order_id``) and, for a transaction, the things it is about."""
+
+    label: str
+    kind: str
+    attributes: tuple[tuple[str, str], ...] = ()
+    about: tuple[str, ...] = ()
+    """Labels of the entities this one references (an order -> the product ordered)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFacts:
+    """Everything extraction found in one turn."""
+
+    text: str
+    speaker: str
+    at: float | None
+    intent: str
+    intent_similarity: float
+    goal: str | None
+    goal_similarity: float
+    slots: tuple[SlotValue, ...] = ()
+    entities: tuple[EntityMention, ...] = ()
+    forget_topic: str | None = None
+    """What a "forget what I said about X" names (None: the last turn)."""
+    parsed_chars: int = field(default=0)
+
+
+class Extractor:
+    """Turns into facts. Thread-safe; the parser and the example vectors load on first use.
+
+    Args:
+        embedder: for intent, goal and attribute names (MiniLM in production, the hashing
+            fake in unit tests).
+        parser: ``text -> Doc`` (default: the shared English pipeline).
+    """
+
+    __slots__ = ("_goals", "_intents", "_namer", "_parse", "_parse_many", "embedder")
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        *,
+        parser: Callable[[str], Doc] | None = None,
+        parser_many: Callable[[Iterable[str]], Iterable[Doc]] | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
+        self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
+        self._namer = PrototypeClassifier(embedder, labels.SLOT_EXAMPLES)
+        self._parse = parser or parse
+        self._parse_many = parser_many or (
+            parse_many if parser is None else lambda ts: (parser(t) for t in ts)
+        )
+
+    def slots(self, text: str, *, speaker: str = USER, at: float | None = None) -> list[SlotValue]:
+        """The slot values of one text (no intent or goal: one parse, at most one embedding)."""
+        scanned = text[:MAX_SCAN_CHARS]
+        doc = self._parse(clip(scanned)) if scanned.strip() else None
+        return slot_values(
+            scanned, find_values(scanned, at), doc, speaker=speaker, namer=self._namer
+        )
+
+    def extract(
+        self,
+        text: str,
+        *,
+        speaker: str = USER,
+        at: float | None = None,
+        vector: np.ndarray | None = None,
+    ) -> TurnFacts:
+        """One live turn (``vector``: the text's unit embedding, if already computed)."""
+        scanned = text[:MAX_SCAN_CHARS]
+        if not scanned.strip():
+            return _empty(text, speaker, at)
+        doc = self._parse(clip(scanned))
+        if vector is None:
+            vector = embed_checked(self.embedder, [clip(scanned)])[0]
+        return self._facts(text, scanned, doc, vector, speaker, at)
+
+    def extract_many(self, turns: Sequence[tuple[str, str, float | None]]) -> list[TurnFacts]:
+        """Many ``(text, speaker, at)`` turns: batched parse and one embedding call."""
+        scanned = [t[:MAX_SCAN_CHARS] for t, _, _ in turns]
+        live = [i for i, s in enumerate(scanned) if s.strip()]
+        docs = list(self._parse_many([clip(scanned[i]) for i in live]))
+        vectors = (
+            embed_checked(self.embedder, [clip(scanned[i]) for i in live])
+            if live
+            else np.zeros((0, 1), np.float32)
+        )
+        out = [_empty(t, sp, at) for t, sp, at in turns]
+        for row, i in enumerate(live):
+            text, speaker, at = turns[i]
+            out[i] = self._facts(text, scanned[i], docs[row], vectors[row], speaker, at)
+        return out
+
+    def _facts(
+        self, text: str, scanned: str, doc: Doc, vector: np.ndarray, speaker: str, at: float | None
+    ) -> TurnFacts:
+        intent = self._intents.nearest_vector(vector)
+        if intent.similarity < INTENT_MIN_SIMILARITY:
+            intent = Nearest(labels.STATE, intent.similarity, None, -1.0)
+        goal = self._goals.nearest_vector(vector)
+        slots = slot_values(
+            scanned, find_values(scanned, at), doc, speaker=speaker, namer=self._namer
+        )
+        return TurnFacts(
+            text=text,
+            speaker=speaker,
+            at=at,
+            intent=intent.label,
+            intent_similarity=round(intent.similarity, 4),
+            goal=goal.label if _is_goal(goal) else None,
+            goal_similarity=round(goal.similarity, 4),
+            slots=tuple(slots),
+            entities=tuple(entities(doc, slots)),
+            forget_topic=forget_topic(doc) if intent.label == labels.FORGET else None,
+            parsed_chars=min(len(scanned), MAX_PARSE_CHARS),
+        )
+
+
+def _is_goal(goal: Nearest) -> bool:
+    return goal.similarity >= GOAL_MIN_SIMILARITY
+
+
+def _empty(text: str, speaker: str, at: float | None) -> TurnFacts:
+    return TurnFacts(text, speaker, at, labels.STATE, 0.0, None, 0.0)
+
+
+# -- entities --------------------------------------------------------------------------
+def entities(doc: Doc, slots: Sequence[SlotValue]) -> list[EntityMention]:
+    """Named entities, things the speaker owns ("my iPhone 15"), transactions ("I ordered",
+    an order number) and which of them references which."""
+    found: dict[str, EntityMention] = {}
+    things: list[str] = []
+    typed = [(v.start, v.end) for v in slots]
+    for ent in doc.ents:
+        overlaps = any(ent.start_char < e and s < ent.end_char for s, e in typed)
+        if ent.label_ in ENTITY_LABELS and _has_word(ent.text) and not overlaps:
+            label = _clean(ent.text)
+            found.setdefault(label.lower(), EntityMention(label, ent.label_.lower()))
+            if ent.label_ in ("PRODUCT", "WORK_OF_ART", "ORG"):
+                things.append(label)
+    for chunk in doc.noun_chunks:
+        owned = any(t.dep_ == "poss" and t.lower_ in FIRST_PERSON for t in chunk)
+        if not owned or chunk.root.pos_ not in ("NOUN", "PROPN"):
+            continue
+        if chunk.root.head.lemma_ == "be" and chunk.root.dep_ in ("nsubj", "attr"):
+            continue  # "my budget is 200", "what is my hotel limit": an attribute, not a thing
+        label = _owned_label(chunk)
+        if label and label.lower() not in found and label.lower() not in TRANSACTIONS.values():
+            kind = "product" if chunk.root.pos_ == "PROPN" else chunk.root.lemma_.lower()
+            found[label.lower()] = EntityMention(label, kind)
+            things.append(label)
+    transactions: dict[str, list[tuple[str, str]]] = {}
+    for token in doc:
+        done = TRANSACTIONS.get(token.lemma_.lower())
+        said = (token.pos_ == "VERB" and token.tag_ in ("VBD", "VBN")) or (
+            token.pos_ == "NOUN" and any(c.lower_ in FIRST_PERSON for c in token.children)
+        )
+        if done is not None and said:
+            transactions.setdefault(done, [])
+    for slot in slots:
+        if slot.kind == IDENTIFIER:
+            kind = (slot.slot.removesuffix(" id") or "reference").strip()
+            kind = TRANSACTIONS.get(kind, kind)
+            transactions.setdefault(kind, []).append((f"{kind}_id", slot.value))
+    for kind, attributes in transactions.items():
+        found.pop(kind, None)
+        about = tuple(t for t in things if t.lower() != kind)
+        found[kind] = EntityMention(kind, kind, tuple(attributes), about)
+    return list(found.values())
+
+
+def _owned_label(chunk: Span) -> str:
+    """ "my iPhone 15" -> "iPhone 15" (the number the parser hangs off the head stays)."""
+    words = [t for t in chunk if t.dep_ not in ("poss", "det") and t.pos_ != "PRON"]
+    tail = [t for t in chunk.root.rights if t.like_num and t.i == chunk.end]
+    return _clean(" ".join(t.text for t in [*words, *tail]))
+
+
+def _has_word(text: str) -> bool:
+    return any(c.isalnum() for c in text)
+
+
+def _clean(text: str) -> str:
+    return " ".join(text.split()).strip(" .,;:!?\"'")
+
+
+def forget_topic(doc: Doc) -> str | None:
+    """What "forget what I said about X" names: the object of "about" (None: no topic)."""
+    for token in doc:
+        if token.lower_ in ("about", "regarding") and token.dep_ == "prep":
+            objects = [c for c in token.children if c.dep_ == "pobj"]
+            if objects:
+                words = [
+                    t.lemma_.lower()
+                    for t in objects[0].subtree
+                    if t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM") and t.lower_ not in FIRST_PERSON
+                ]
+                if words:
+                    return " ".join(words)
+    return None
+
+
+_default: Extractor | None = None
+_default_lock = threading.Lock()
+
+
+def default_extractor() -> Extractor:
+    """The process-wide extractor over the default (MiniLM) embedder."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                from memory_core.embedding.minilm import default_embedder
+
+                _default = Extractor(default_embedder())
+    return _default
+
+
+def extract_slots(text: str, *, speaker: str = USER, at: float | None = None) -> list[SlotValue]:
+    """The slot values of one text with the default extractor: who (``subject``), which
+    attribute (``slot``), what value, and its number, unit, time marker and negation."""
+    return default_extractor().slots(text, speaker=speaker, at=at)

@@ -1,0 +1,75 @@
+"""Extraction with the real English pipeline and the real MiniLM embedder: who a value
+belongs to, which slot it sets, free choices, intents and entities; bad input survives."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_core.context import default_extractor, extract_slots
+
+pytestmark = pytest.mark.integration
+
+AT = datetime(2024, 7, 21, 12, tzinfo=UTC).timestamp()
+
+
+def _slots(text: str, speaker: str = "user") -> list[tuple[str, str, str]]:
+    return [(s.subject, s.slot, s.value) for s in extract_slots(text, speaker=speaker, at=AT)]
+
+
+def test_the_same_slot_from_two_phrasings() -> None:
+    first = _slots("I want a hotel under 180 EUR per night for 4")
+    assert ("user", "hotel budget", "180 EUR per night") in first
+    assert ("user", "party size", "for 4") in first
+    assert _slots("Actually my budget for the hotel is 200 euros max") == [
+        ("user", "hotel budget", "200 euros")
+    ]
+
+
+def test_other_people_are_other_subjects() -> None:
+    assert _slots("My wife wants a hotel under 300 EUR")[0][0] == "user's wife"
+    assert _slots("my boss said the budget is 5000 dollars")[0][0] == "user's boss"
+    # the assistant's "your" is the user
+    assert _slots("Your order ORD-20240721-889 ships by standard courier.", "assistant")[0][0] == (
+        "user"
+    )
+
+
+def test_a_free_choice_is_named_by_the_nearest_attribute() -> None:
+    (choice,) = extract_slots("Never mind, make it SF Express cash on delivery")
+    assert (choice.slot, choice.value, choice.kind) == (
+        "delivery method",
+        "SF Express cash on delivery",
+        "choice",
+    )
+    assert 0.5 <= choice.confidence < 1.0
+
+
+def test_markers_and_negation() -> None:
+    (flying,) = extract_slots("We are not flying on Friday", at=AT)
+    assert flying.negated and flying.resolved == "2024-07-26"
+    (ordered,) = extract_slots("I ordered a laptop last week", at=AT)
+    assert ordered.time_marker == "past"
+
+
+def test_turn_facts_of_the_seed_example() -> None:
+    facts = default_extractor().extract("Check where my iPhone 15 I ordered yesterday is", at=AT)
+    assert facts.goal == "track delivery"
+    by_label = {e.label: e for e in facts.entities}
+    assert by_label["iPhone 15"].kind == "product"
+    assert by_label["order"].about == ("iPhone 15",)
+    forget = default_extractor().extract("forget what I said about the hotel")
+    assert (forget.intent, forget.forget_topic) == ("forget", "hotel")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "   ", "🙂🙂🙂", "<b>hi</b> <script>alert(1)</script>", "Je voudrais une chambre à 90 euros",
+     "x" * 100_000 + " 200 EUR", "A1-" * 30_000],
+)  # fmt: skip
+def test_bad_input_gives_facts_not_errors(text: str) -> None:
+    facts = default_extractor().extract(text, at=AT)
+    assert facts.text == text  # nothing lost: the turn is kept whole
+    assert facts.parsed_chars <= 2_000
+    assert all(len(s.value) <= 200 for s in facts.slots)

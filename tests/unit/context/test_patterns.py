@@ -1,0 +1,102 @@
+"""Typed values by regular expressions: amounts, per-unit amounts, people, dates resolved
+against the turn's time, times, durations, ids and e-mail addresses; bounded on junk."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from memory_core.context.extract.patterns import find_values
+
+AT = datetime(2024, 7, 21, 12, tzinfo=UTC).timestamp()  # a Sunday
+
+
+def _one(text: str, kind: str) -> tuple[object, ...]:
+    found = [v for v in find_values(text, AT) if v.kind == kind]
+    assert len(found) == 1, found
+    v = found[0]
+    return v.text, v.number, v.unit, v.per, v.resolved
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a hotel under 180 EUR per night", ("180 EUR per night", 180.0, "EUR", "night", None)),
+        ("no more than €1,200 a month", ("€1,200 a month", 1200.0, "EUR", "month", None)),
+        ("about 200 bucks", ("200 bucks", 200.0, "USD", None, None)),
+        ("it was £20", ("£20", 20.0, "GBP", None, None)),
+        ("5000 yen tops", ("5000 yen", 5000.0, "JPY", None, None)),
+        ("$49.99 each", ("$49.99", 49.99, "USD", None, None)),
+        ("100 euros", ("100 euros", 100.0, "EUR", None, None)),
+    ],
+)
+def test_money(text: str, expected: tuple[object, ...]) -> None:
+    assert _one(text, "money") == expected
+
+
+def test_amount_without_currency() -> None:
+    assert _one("my budget is 2k", "amount")[:2] == ("2k", 2000.0)
+    assert _one("rent at most 1200 a month", "amount")[1:4] == (1200.0, None, "month")
+
+
+@pytest.mark.parametrize(
+    ("text", "n"),
+    [("a table for 4", 4), ("party of six", 6), ("two adults", 2), ("we are 3 people", 3)],
+)
+def test_people(text: str, n: int) -> None:
+    assert _one(text, "people")[1] == n
+
+
+def test_for_a_number_of_nights_is_not_people() -> None:
+    kinds = [v.kind for v in find_values("for 3 nights", AT)]
+    assert kinds == ["duration"]
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        ("tomorrow", "2024-07-22"),
+        ("yesterday", "2024-07-20"),
+        ("next friday", "2024-07-26"),
+        ("in 3 days", "2024-07-24"),
+        ("March 3rd 2025", "2025-03-03"),
+        ("the 5th of May", "2024-05-05"),
+        ("2024-08-01", "2024-08-01"),
+    ],
+)
+def test_dates_resolved_against_the_turn(text: str, iso: str) -> None:
+    assert _one(text, "date")[4] == iso
+
+
+def test_relative_date_without_a_time_is_kept_unresolved() -> None:
+    (value,) = find_values("tomorrow")
+    assert value.kind == "date" and value.resolved is None
+
+
+def test_times_durations_ids_emails() -> None:
+    assert _one("at 7pm", "time")[4] == "19:00"
+    assert _one("at 19:30", "time")[4] == "19:30"
+    assert _one("for two weeks", "duration")[1:3] == (2.0, "week")
+    assert _one("order ORD-20240721-889 please", "id")[:3] == ("ORD-20240721-889", None, "order")
+    assert _one("booking ref BK12345", "id")[2] == "booking"
+    assert _one("ticket number is 88123", "id")[:3] == ("88123", None, "ticket")
+    assert _one("mail jo.smith+x@mail.example.co.uk", "email")[0] == "jo.smith+x@mail.example.co.uk"
+
+
+def test_values_never_overlap() -> None:
+    values = find_values("book 2 rooms for 4 people at 180 EUR per night on 2024-08-01", AT)
+    spans = sorted((v.start, v.end) for v in values)
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))
+    assert {v.kind for v in values} >= {"people", "money", "date"}
+
+
+@pytest.mark.parametrize(
+    "junk", ["A1-" * 3000, "a." * 5000, "a@" * 5000, "1 " * 5000, "€" * 8000, "🙂" * 4000]
+)
+def test_junk_is_bounded(junk: str) -> None:
+    start = time.process_time()
+    find_values(junk[:8000], AT)
+    assert time.process_time() - start < 2.0  # linear, not quadratic (quadratic took 2 s+)
