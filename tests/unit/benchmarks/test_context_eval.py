@@ -113,7 +113,7 @@ def test_an_old_value_left_active_is_not_replaced() -> None:
     graph["edges"] = [e for e in graph["edges"] if e["type"] not in ("CONFLICTS_WITH", "SATISFIES")]
     result = score_conversation(EXPECT, graph)
     assert result["metrics"]["replaced"]["rate"] == 0.0
-    assert result["items"]["replaced"][0]["still_in_force"] == ["c1"]
+    assert result["items"]["replaced"][0]["still"] == ["c1"]
 
 
 @pytest.mark.parametrize("how", ["conflict edge", "retired SATISFIES edge"])
