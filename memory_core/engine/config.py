@@ -236,6 +236,14 @@ class AtlasConfig:
         low=1e-3,
         high=1000.0,
     )
+    unrelated_cosine: float = _f(
+        0.25,
+        "retrieval",
+        "Cosine that unrelated texts reach (MiniLM: 95th percentile, benchmarks/unrelated_cosine"
+        ".py); weight and recency count only as relevance rises above it (0 = no gate).",
+        low=0.0,
+        high=1.0,
+    )
     rrf_k: float = _f(
         60.0,
         "retrieval",

@@ -108,8 +108,9 @@ class MemoryEdge:
 class ScoreBreakdown:
     """Every part of a retrieval score, so a user can see why a memory ranked where it did.
 
-    ``relevance`` is the fused (RRF) rank evidence scaled to [0, 1]; ``final`` is
-    ``(w_rel*relevance + w_weight*weight_norm + w_recency*recency) * confidence_factor
+    ``relevance`` mixes cosine and saturated BM25; ``gate`` opens with relevance above
+    what unrelated texts reach; ``final`` is ``(w_rel*relevance + gate*(w_weight*weight_norm
+    + w_recency*recency)) / (w_rel + w_weight + w_recency) * confidence_factor
     * session_factor``.
     """
 
@@ -124,6 +125,8 @@ class ScoreBreakdown:
     session_factor: float
     final: float
     sources: tuple[str, ...]
+    gate: float = 1.0
+    """How far relevance opened the gate for weight and recency (0: unrelated, relevance only)."""
 
     def as_dict(self) -> dict[str, float | str]:
         """Flat mapping for tables and JSON."""
@@ -137,6 +140,7 @@ class ScoreBreakdown:
             "recency": self.recency,
             "confidence": self.confidence,
             "session_factor": self.session_factor,
+            "gate": self.gate,
             "final": self.final,
             "sources": "+".join(self.sources),
         }

@@ -10,8 +10,16 @@ saturated on its own absolute scale rather than divided by the best candidate's 
 so a lone weak word match does not count as a perfect one. Recall@10 on the LoCoMo dev
 split, no memory limit: 0.68 with RRF, 0.78 divided by the best, 0.80 saturated. RRF
 still orders the hits whose neighbours graph expansion adds.
-    final     = (sw * relevance + ww * weight / weight_cap + rw * recency) / (sw + ww + rw)
-                * (0.5 + 0.5 * confidence) * session_factor
+    gate      = clip((relevance - floor) / floor, 0, 1),
+                floor = (1 - lexical_share) * unrelated_cosine
+    final     = (sw * relevance + gate * (ww * weight / weight_cap + rw * recency))
+                / (sw + ww + rw) * (0.5 + 0.5 * confidence) * session_factor
+
+Relevance comes first: below the floor (a cosine unrelated texts reach, no shared word)
+weight and recency add nothing, so a heavy or recent memory that has nothing to do with
+the question never outranks one that has; above it they order the related ones. Before
+the gate, 200 heartbeat lines reinforced to the weight cap outranked "I am allergic to
+peanuts" for "What food allergy do I have?" (issue #25).
 
 Only candidates are touched: the cost depends on the number of candidates, not on the
 size of the atlas nor on how many sessions it holds. Dense and BM25 candidates come from
@@ -59,6 +67,7 @@ class Ranked:
     recency: np.ndarray
     confidence: np.ndarray
     session_factor: np.ndarray
+    gate: np.ndarray
     sources: list[tuple[str, ...]]
     cross: np.ndarray
 
@@ -116,12 +125,12 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     else:  # no session asked: nothing is foreign; asked but empty: everything is
         cross = np.full(len(slots), query.session_id is not None, dtype=bool)
     session_factor = np.where(cross, cfg.cross_session_factor, 1.0)
+    gate = relevance_gate(relevance, cfg.unrelated_cosine, cfg.lexical_share)
     total = cfg.similarity_weight + cfg.weight_weight + cfg.recency_weight
     final = (
         (
             cfg.similarity_weight * relevance
-            + cfg.weight_weight * weight / cfg.weight_cap
-            + cfg.recency_weight * recency
+            + gate * (cfg.weight_weight * weight / cfg.weight_cap + cfg.recency_weight * recency)
         )
         / total
         * (0.5 + 0.5 * confidence)
@@ -139,9 +148,27 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
         recency=recency[order],
         confidence=confidence[order],
         session_factor=session_factor[order],
+        gate=gate[order],
         sources=_sources(slots[order], lists),
         cross=cross[order],
     )
+
+
+def relevance_gate(
+    relevance: np.ndarray, unrelated_cosine: float, lexical_share: float
+) -> np.ndarray:
+    """How much a memory's weight and recency may count, in [0, 1], from its relevance.
+
+    The floor is the relevance of an unrelated memory: cosine at ``unrelated_cosine`` and
+    no word in common. At or below it the gate is 0, so the score is relevance alone and
+    an unrelated memory cannot outrank a related one whatever its weight; it opens
+    linearly and is fully open at twice the floor.
+    """
+    floor = (1.0 - lexical_share) * unrelated_cosine
+    if floor <= 0.0:
+        return np.ones_like(relevance)
+    gate: np.ndarray = np.clip(relevance - floor, 0.0, floor) / floor  # no overflow
+    return gate
 
 
 Search = Callable[[int], tuple[np.ndarray, np.ndarray]]
@@ -323,4 +350,4 @@ def _cosines(state: AtlasState, slots: np.ndarray, vector: np.ndarray) -> np.nda
 
 def _empty() -> Ranked:
     e = np.empty(0)
-    return Ranked(np.empty(0, np.int64), e, e, e, e, e, e, e, e, e, [], np.empty(0, bool))
+    return Ranked(np.empty(0, np.int64), e, e, e, e, e, e, e, e, e, e, [], np.empty(0, bool))

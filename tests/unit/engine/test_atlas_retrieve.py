@@ -39,11 +39,13 @@ def live_state(atlas: ElasticMemoryAtlas) -> list[tuple[Any, ...]]:
 def expected_final(atlas: ElasticMemoryAtlas, hit: RetrievalHit) -> float:
     cfg, b = atlas.config, hit.breakdown
     total = cfg.similarity_weight + cfg.weight_weight + cfg.recency_weight
+    floor = (1 - cfg.lexical_share) * cfg.unrelated_cosine
+    assert b.gate == pytest.approx(min(max((b.relevance - floor) / floor, 0.0), 1.0))
     return (
         (
             cfg.similarity_weight * b.relevance
-            + cfg.weight_weight * b.weight / cfg.weight_cap
-            + cfg.recency_weight * b.recency
+            + b.gate
+            * (cfg.weight_weight * b.weight / cfg.weight_cap + cfg.recency_weight * b.recency)
         )
         / total
         * (0.5 + 0.5 * b.confidence)
