@@ -5,6 +5,12 @@ The memory itself lives in process; what people review later is written here thr
 ``MemoryStore`` offers the same repositories without a database.
 """
 
+from memory_core.store.context_graphs import (
+    ContextEdgeRecord,
+    ContextGraphRepository,
+    ContextNodeRecord,
+    StoredGraph,
+)
 from memory_core.store.engine import Database, open_database, resolve_url
 from memory_core.store.erase import Subject, register_erasable
 from memory_core.store.memory import MemoryStore
@@ -33,6 +39,9 @@ from memory_core.store.sink import EventSink
 __all__ = [
     "AtlasInfo",
     "AtlasRepository",
+    "ContextEdgeRecord",
+    "ContextGraphRepository",
+    "ContextNodeRecord",
     "Database",
     "EventEncoder",
     "EventFilter",
@@ -49,6 +58,7 @@ __all__ = [
     "SnapshotRepository",
     "Store",
     "StoredEvent",
+    "StoredGraph",
     "Subject",
     "WeightPoint",
     "open_database",

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from memory_core.errors import ConfigError
 from memory_core.paths import data_dir
 from memory_core.store.boundary import translate_errors
+from memory_core.store.context_graphs import SqlContextGraphRepository
 from memory_core.store.erase import Subject, erase_rows
 from memory_core.store.migrate import upgrade
 from memory_core.store.sql import (
@@ -104,6 +105,7 @@ class Database:
         self._runs = SqlRunRepository(self)
         self._snapshots = SqlSnapshotRepository(self)
         self._atlases = SqlAtlasRepository(self)
+        self._context_graphs = SqlContextGraphRepository(self)
 
     @property
     def events(self) -> SqlEventRepository:
@@ -120,6 +122,11 @@ class Database:
     @property
     def atlases(self) -> SqlAtlasRepository:
         return self._atlases
+
+    @property
+    def context_graphs(self) -> SqlContextGraphRepository:
+        """Versions of task context graphs (``store.context_graphs``)."""
+        return self._context_graphs
 
     @property
     def url(self) -> str:

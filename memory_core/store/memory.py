@@ -18,6 +18,7 @@ from typing import Any
 
 from memory_core.errors import NotFoundError
 from memory_core.store.base import utcnow
+from memory_core.store.context_graphs import MemoryContextGraphRepository
 from memory_core.store.erase import Subject
 from memory_core.store.records import (
     AtlasInfo,
@@ -334,6 +335,7 @@ class MemoryStore:
         self._runs = MemoryRunRepository()
         self._snapshots = MemorySnapshotRepository()
         self._atlases = MemoryAtlasRepository()
+        self._context_graphs = MemoryContextGraphRepository()
 
     @property
     def events(self) -> MemoryEventRepository:
@@ -351,6 +353,10 @@ class MemoryStore:
     def atlases(self) -> MemoryAtlasRepository:
         return self._atlases
 
+    @property
+    def context_graphs(self) -> MemoryContextGraphRepository:
+        return self._context_graphs
+
     def erase(self, *, session_id: str | None = None, user_id: str | None = None) -> dict[str, int]:
         subject = Subject.of(session_id=session_id, user_id=user_id)
         sessions = (
@@ -359,6 +365,7 @@ class MemoryStore:
             else self._events.sessions_of_user(subject.value)
         )
         deleted = {"snapshots": self._snapshots.erase_sessions(sessions)}
+        deleted.update(self._context_graphs.erase(subject))
         deleted.update(self._events.erase(subject))
         return deleted
 

@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 from memory_core.store.atlases import AtlasRow
+from memory_core.store.context_tables import ContextEdgeRow, ContextNodeRow
 from memory_core.store.events import EventRow, WeightSampleRow
 from memory_core.store.runs import RunRow
 from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
 
-__all__ = ["AtlasRow", "EventRow", "RunRow", "SnapshotRow", "SnapshotSessionRow", "WeightSampleRow"]
+__all__ = [
+    "AtlasRow",
+    "ContextEdgeRow",
+    "ContextNodeRow",
+    "EventRow",
+    "RunRow",
+    "SnapshotRow",
+    "SnapshotSessionRow",
+    "WeightSampleRow",
+]

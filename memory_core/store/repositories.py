@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from memory_core.store.context_graphs import ContextGraphRepository
 from memory_core.store.records import (
     AtlasInfo,
     EventFilter,
@@ -147,6 +148,9 @@ class Store(Protocol):
 
     @property
     def atlases(self) -> AtlasRepository: ...
+
+    @property
+    def context_graphs(self) -> ContextGraphRepository: ...
 
     def erase(self, *, session_id: str | None = None, user_id: str | None = None) -> dict[str, int]:
         """Delete every row about one session or one user; returns rows deleted per table."""

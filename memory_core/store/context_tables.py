@@ -1,0 +1,78 @@
+"""Tables of the task context graph: every frozen version of every node and edge.
+
+A graph is kept per ``graph_id`` (the atlas it runs beside); a row is one version, so
+time travel and audit read the same rows the live view does. Provenance (the turns and
+memories a version came from) is a JSON list on the row: it is read with the row, never
+joined. Created by Alembic revision ``0401_context_graph``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Boolean, CheckConstraint, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from memory_core.store.base import Base, JSONDocument
+from memory_core.store.erase import register_erasable
+
+NODE_TYPES = ("User", "Goal", "Constraint", "Entity")
+"""The seed's four node types (section 3.1)."""
+EDGE_TYPES = ("HAS_GOAL", "SATISFIES", "CONFLICTS_WITH", "REFERENCES", "MODIFIES", "VALIDATES")
+"""The seed's six edge types."""
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class _Versioned:
+    """Columns every node and edge version has."""
+
+    graph_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    type: Mapped[str] = mapped_column(String(20))
+    attributes: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
+    user_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    session_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    valid_at: Mapped[datetime | None]
+    invalid_at: Mapped[datetime | None]
+    expired_at: Mapped[datetime | None]
+    deprecated: Mapped[bool] = mapped_column(Boolean)
+    soft_deleted: Mapped[bool] = mapped_column(Boolean)
+    turns: Mapped[list[Any]] = mapped_column(JSONDocument)
+    memory_ids: Mapped[list[str]] = mapped_column(JSONDocument)
+
+
+class ContextNodeRow(_Versioned, Base):
+    """One version of a User, Goal, Constraint or Entity node."""
+
+    __tablename__ = "context_nodes"
+    __table_args__ = (
+        CheckConstraint(_one_of("type", NODE_TYPES), name="type_values"),
+        CheckConstraint("version >= 0", name="version_range"),
+    )
+
+    label: Mapped[str] = mapped_column(Text)
+
+
+class ContextEdgeRow(_Versioned, Base):
+    """One version of a typed edge between two nodes (by node id, any version)."""
+
+    __tablename__ = "context_edges"
+    __table_args__ = (
+        CheckConstraint(_one_of("type", EDGE_TYPES), name="type_values"),
+        CheckConstraint("version >= 0", name="version_range"),
+        Index("ix_context_edges_graph_source", "graph_id", "source"),
+        Index("ix_context_edges_graph_target", "graph_id", "target"),
+    )
+
+    source: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(64))
+
+
+# A node or edge says whose it is and which session said it: erase by either.
+register_erasable(ContextNodeRow.__table__, order=30)  # type: ignore[arg-type]
+register_erasable(ContextEdgeRow.__table__, order=30)  # type: ignore[arg-type]
