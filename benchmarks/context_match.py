@@ -65,6 +65,7 @@ UNITS = {
     "bedroom": ("bedroom", "bedrooms", "br", "bd", "bed", "beds"),
     "room": ("room", "rooms"),
     "recipe": ("recipe", "recipes"),
+    "ticket": ("ticket", "tickets", "tix"),
 }
 _UNIT_OF = {word: unit for unit, words in UNITS.items() for word in (unit.lower(), *words)}
 _FAMILY = {
@@ -73,7 +74,7 @@ _FAMILY = {
         ("currency", ("EUR", "USD", "GBP", "JPY", "CNY", "CHF")),
         ("time", ("night", "day", "week", "month", "year", "hour", "minute")),
         ("measure", ("GB", "TB", "inch", "sqm", "mile", "km", "kg")),
-        ("count", ("people", "box", "session", "seat", "bedroom", "room", "recipe")),
+        ("count", ("people", "box", "session", "seat", "bedroom", "room", "recipe", "ticket")),
     )
     for unit in units
 }
