@@ -3,6 +3,8 @@
     AtlasError
     ├── ConfigError            bad configuration value (names field, value, allowed range)
     ├── InputError             bad argument to a public call (empty content, bad vector, ...)
+    │   └── UploadError        a file from outside (upload, import) broke a limit, its schema
+    │                          or a domain rule (names the file, the field, the limit)
     ├── NotFoundError          unknown memory, session, item or run id
     ├── EmbeddingError         the embedder failed or returned unusable vectors
     ├── JudgeError             a contradiction judge backend failed or replied unusably
@@ -43,6 +45,22 @@ class InputError(AtlasError, ValueError):
         self.field = field
         self.problem = problem
         super().__init__(f"{field}: {problem}")
+
+
+class UploadError(InputError):
+    """A file handed in from outside (an upload, an import) is refused; nothing was kept.
+
+    ``file`` is the name its sender knows (never a server path), ``field`` where in the
+    file the problem is (a JSON path, ``line 3``, ``columns``, ``file`` for the whole).
+    """
+
+    def __init__(self, file: str, field: str, problem: str) -> None:
+        self.file = file
+        super().__init__(field, problem)
+        self.args = (f"{file}: {field}: {problem}",)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class NotFoundError(AtlasError, KeyError):

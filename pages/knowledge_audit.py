@@ -126,7 +126,8 @@ with tab_import:  # before reading, so the tables below already show what it add
         try:
             report = import_upload(kb, upload.name, upload.getvalue(), identity=identity)
         except AtlasError as exc:
-            st.error(literal(str(exc)))
+            st.session_state.pop(AuditKeys.IMPORTED, None)  # no older result under this error
+            st.error(literal(f"Nothing imported. {exc}"))
         else:
             st.session_state[AuditKeys.IMPORTED] = (upload.file_id, upload.name, report)
             st.rerun()  # redraw with the button disabled for this upload

@@ -32,6 +32,7 @@ from memory_core.conflicts.items import (
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review import ConflictReview
 from memory_core.dashboard.access import Action, Identity, require
+from memory_core.dashboard.limits import memory_text, session_name
 from memory_core.dashboard.ui.identity import REVIEWER_KEY
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import to_datetime
@@ -113,9 +114,14 @@ def desk_for(atlas: ElasticMemoryAtlas, db: Database | None) -> ConflictDesk:
 def write(
     desk: ConflictDesk, identity: Identity, text: str, *, session_id: str, confidence: float
 ) -> GuardResult:
-    """Write a memory through the guard as ``identity`` (``AccessDeniedError`` if it may not)."""
+    """Write a memory through the guard as ``identity`` (``AccessDeniedError`` if it may not);
+    the text and session name pass the same checks as on every page (``limits``)."""
     require(identity, Action.WRITE)
-    return desk.guard.add(text, session_id=session_id, confidence=confidence)
+    return desk.guard.add(
+        memory_text(text, "memory"),
+        session_id=session_name(session_id),
+        confidence=confidence,
+    )
 
 
 def scan(desk: ConflictDesk, identity: Identity) -> list[ReviewItem]:
@@ -139,6 +145,8 @@ def act(
             nothing is changed.
     """
     who = require(identity, Action.REVIEW)
+    if merged_text is not None and merged_text.strip():
+        merged_text = memory_text(merged_text, "merged text")
     return desk.review.act(item_id, action, reviewer=who.name, merged_text=merged_text)
 
 

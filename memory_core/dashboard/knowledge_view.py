@@ -9,19 +9,20 @@ against an item someone else changed meanwhile is refused instead of overwriting
 from __future__ import annotations
 
 import string
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from memory_core.boundary import excerpt
 from memory_core.dashboard.access import Action, Identity, require
+from memory_core.dashboard.limits import note_text
 from memory_core.dashboard.ui.identity import REVIEWER_KEY
 from memory_core.embedding.base import Embedder
-from memory_core.errors import InputError
+from memory_core.errors import InputError, UploadError
 from memory_core.knowledge.audit import ItemDetail, VersionConflict
-from memory_core.knowledge.importer import ImportReport, import_file
+from memory_core.knowledge.importer import ImportReport, decode_records, import_records
 from memory_core.knowledge.items import (
     AuditEntry,
     Citation,
@@ -328,7 +329,7 @@ def apply_review(kb: KnowledgeBase, request: ReviewRequest, identity: Identity) 
     who = require(identity, Action.REVIEW).name
     if request.action not in _ACTIONS:
         raise InputError("action", f"must be one of {', '.join(_ACTIONS)}, got {request.action}")
-    note = request.note.strip() if request.note and request.note.strip() else None
+    note = note_text(request.note, "note")
     with kb.unit(f"knowledge review {request.action.value}") as unit:
         since = [e for e in unit.items.audit_log(request.item_id) if e.id > request.seen]
         done = next((e for e in since if e.action is request.action and e.actor == who), None)
@@ -381,22 +382,15 @@ def import_upload(kb: KnowledgeBase, name: str, data: bytes, *, identity: Identi
 
     Raises:
         AccessDeniedError: read-only mode, a role that may not import, or no name.
-        InputError: an unsupported extension, or a file that cannot be read at all
-            (unknown CSV columns, broken JSON): then nothing is imported.
+        UploadError: the file as a whole is refused by the shared reader (a limit, the
+            encoding, broken CSV or JSON, unknown columns, the extension): nothing is
+            imported.
     """
     actor = require(identity, Action.IMPORT).name
-    suffix = Path(name).suffix.lower()
-    if suffix.lstrip(".") not in IMPORT_TYPES:
-        raise InputError("file", f"must end in .csv or .json, got {name!r}")
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"upload{suffix}"
-        path.write_bytes(data)
-        try:
-            return import_file(kb, path, actor=actor)
-        except UnicodeDecodeError:
-            raise InputError("file", f"{name} is not UTF-8 text") from None
-        except InputError as exc:  # name the upload, not the server's temporary file
-            raise InputError(exc.field, exc.problem.replace(str(path), name)) from exc
+    shown = Path(name).name or "upload"
+    if Path(shown).suffix.lower().lstrip(".") not in IMPORT_TYPES:
+        raise UploadError(shown, "file", f"must end in .csv or .json, got {excerpt(shown)}")
+    return import_records(kb, decode_records(shown, data), actor=actor)
 
 
 def import_summary(name: str, report: ImportReport, *, shown: int = 3) -> str:

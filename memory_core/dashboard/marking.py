@@ -19,7 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from memory_core.errors import InputError, SessionFormatError
+from memory_core.boundary import FileLimits, decoded_text, excerpt, json_value
+from memory_core.dashboard.limits import memory_text
+from memory_core.errors import InputError, SessionFormatError, UploadError
 from memory_core.harness.importers import IMPORTERS, ImportedConversation, ImportOptions
 from memory_core.harness.importers.base import Importer
 from memory_core.harness.importers.batch import import_files, write_conversations
@@ -92,19 +94,75 @@ def open_upload(
     """The conversations of an uploaded file, validated; nothing is stored anywhere.
 
     Raises:
-        SessionFormatError: every problem, each naming the upload (never a server path).
+        UploadError: a limit of the shared reader (size, encoding, depth, a huge field).
+        SessionFormatError: every problem, each naming the upload (never a server path),
+            texts longer than the engine takes included.
         InputError: an unknown ``fmt`` or an undetectable file.
     """
     shown = Path(name).name or "upload.json"
+    check_upload(shown, data)  # limits before anything parses deeper
     chosen = detect_format(shown, data) if fmt == DETECT else fmt
     if chosen not in FORMATS:
-        raise InputError("format", f"{chosen!r} is not one of {', '.join(FORMATS)}")
+        raise InputError("format", f"{excerpt(chosen)} is not one of {', '.join(FORMATS)}")
     with tempfile.TemporaryDirectory(prefix="atlas-upload-") as folder:
         path = Path(folder) / shown
         path.write_bytes(data)
         with _shown_as(path, shown):
             done = import_files(FORMATS[chosen], [path], options or ImportOptions())
-    return [replace(c, source=c.source.replace(str(path), shown)) for _, c in done]
+    opened = [replace(c, source=c.source.replace(str(path), shown)) for _, c in done]
+    for conversation in opened:
+        check_texts(conversation)
+    return opened
+
+
+CONVERSATION_LIMITS = FileLimits(max_bytes=64 * 1024 * 1024, max_field_chars=1_000_000)
+"""An uploaded conversation: its turns are checked against the engine's limit after
+parsing (``check_texts``); this only stops files no conversation can be."""
+
+
+def check_upload(name: str, data: bytes) -> None:
+    """The shared reader's limits for a conversation upload (size, encoding, depth,
+    string length); ``.jsonl`` is checked line by line.
+
+    Raises:
+        UploadError: the first limit broken, naming the upload and where.
+    """
+    if not name.lower().endswith(".jsonl"):
+        json_value(name, data, CONVERSATION_LIMITS)
+        return
+    decoded_text(name, data, CONVERSATION_LIMITS)
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.strip():
+            try:
+                json_value(name, line, CONVERSATION_LIMITS)
+            except UploadError as exc:
+                raise UploadError(name, f"line {number}: {exc.field}", exc.problem) from None
+
+
+def check_texts(conversation: Conversation) -> Conversation:
+    """Every turn, key fact and probe fits the engine (``limits.memory_text``): a text it
+    refuses would fail the A/B replay halfway, far from here.
+
+    Raises:
+        SessionFormatError: every text that does not fit, by JSON path.
+    """
+    where: list[tuple[str, str, str]] = [
+        (f"$.sessions[{i}].turns[{j}].text", "text", turn.text)
+        for i, session in enumerate(conversation.sessions)
+        for j, turn in enumerate(session.turns)
+    ]
+    for k, fact in enumerate(conversation.key_facts):
+        where += [(f"$.key_facts[{k}].fact", "fact", fact.fact)]
+        where += [(f"$.key_facts[{k}].probe", "probe", fact.probe)]
+    problems = []
+    for path, field, text in where:
+        try:
+            memory_text(text, field)
+        except InputError as exc:
+            problems.append(f"{conversation.source}: {path}: {exc.problem}")
+    if problems:
+        raise SessionFormatError(conversation.source, problems)
+    return conversation
 
 
 @contextmanager
@@ -135,7 +193,7 @@ def open_saved(name: str, folder: Path | None = None) -> Conversation:
     """A conversation of the data folder by file stem (``SessionFormatError`` when invalid)."""
     path = (folder or conversations_dir()) / f"{name}.json"
     with _shown_as(path, path.name):
-        return replace(load_conversation(path), source=path.name)
+        return check_texts(replace(load_conversation(path), source=path.name))
 
 
 def saved_names(folder: Path | None = None) -> list[str]:
@@ -187,7 +245,7 @@ def with_facts(conversation: Conversation, facts: Sequence[Mapping[str, Any]]) -
     """The conversation with exactly ``facts`` (format JSON objects), validated as a whole."""
     data = conversation_to_dict(conversation)
     data["key_facts"] = [dict(f) for f in facts]
-    return parse_conversation(data, conversation.source)
+    return check_texts(parse_conversation(data, conversation.source))
 
 
 def save_conversation(

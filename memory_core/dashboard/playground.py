@@ -6,7 +6,6 @@ conflict guard as the memory when it is on, and the orchestrator's rules when gi
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +14,7 @@ from memory_core.agent.memory import AtlasMemory, GuardedMemory, TurnMemory
 from memory_core.agent.rules import Orchestrator
 from memory_core.dashboard.conflict_view import decision_lines
 from memory_core.dashboard.graph_view import label
+from memory_core.dashboard.limits import memory_text, session_name
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import InputError
@@ -22,7 +22,6 @@ from memory_core.errors import InputError
 if TYPE_CHECKING:
     from memory_core.conflicts.guard import ConflictGuard, GuardResult
 
-SESSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 _.:\-]{0,63}$")
 MAX_TOP_K = 20
 
 
@@ -31,18 +30,6 @@ class Exchange:
     hits: list[RetrievalHit]
     stored: MemoryNode | None
     reply: str
-
-
-def check_session_name(name: str) -> str:
-    """Playground session names are short and plain (they appear in charts and tables)."""
-    name = name.strip()
-    if not SESSION_NAME.match(name):
-        raise InputError(
-            "session",
-            "must be 1-64 characters: letters, digits, space, '_', '.', ':' or '-', "
-            "starting with a letter or digit",
-        )
-    return name
 
 
 def converse(
@@ -62,7 +49,8 @@ def converse(
     is stored through it, like every other write path: a contradiction of a stored
     memory is resolved or queued for review, and the reply says what happened.
     """
-    session_id = check_session_name(session_id)
+    session_id = session_name(session_id)
+    message = memory_text(message, "message")
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
         raise InputError("top_k", f"must be an integer in [1, {MAX_TOP_K}], got {top_k!r}")
     # stores a MemoryNode, or through the guard its GuardResult (told apart below)

@@ -6,15 +6,17 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_core.boundary import FileLimits, checked_bytes
 from memory_core.embedding.base import Embedder
 from memory_core.engine.atlas import ElasticMemoryAtlas
-from memory_core.errors import AtlasError, InputError
+from memory_core.errors import AtlasError, InputError, UploadError
 
 if TYPE_CHECKING:
     from memory_core.store.records import SnapshotInfo
     from memory_core.store.repositories import Store
 
-MAX_UPLOAD_BYTES = 512 * 1024 * 1024
+SNAPSHOT_LIMITS = FileLimits(max_bytes=512 * 1024 * 1024)
+"""A snapshot is binary (``.npz``): only its size is the shared reader's to check."""
 
 
 def load_snapshot_bytes(
@@ -27,12 +29,9 @@ def load_snapshot_bytes(
     ``allow_pickle``, zip internals).
 
     Raises:
-        InputError: empty, too large, or not a snapshot ``load_snapshot`` accepts.
+        UploadError: empty, too large, or not a snapshot ``load_snapshot`` accepts.
     """
-    if not data:
-        raise InputError("snapshot", f"{name} is empty")
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise InputError("snapshot", f"is {len(data)} bytes; at most {MAX_UPLOAD_BYTES} allowed")
+    checked_bytes(name, data, SNAPSHOT_LIMITS)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "snapshot.npz"
         path.write_bytes(data)
@@ -41,14 +40,17 @@ def load_snapshot_bytes(
         except AtlasError as exc:
             cause = exc.__cause__
             if cause is not None and not isinstance(cause, AtlasError):
-                raise InputError(
-                    "snapshot",
-                    f"{name} is not an Elastic Atlas snapshot (a .npz file written by "
-                    "save_snapshot or the recorder)",
+                raise UploadError(
+                    name,
+                    "file",
+                    "is not an Elastic Atlas snapshot (a .npz file written by save_snapshot "
+                    "or the recorder)",
                 ) from exc
-            raise InputError("snapshot", str(exc).replace(str(path), name)) from exc
+            problem = exc.problem if isinstance(exc, InputError) else str(exc)
+            problem = problem.replace(f"{path}: ", "").replace(str(path), name)
+            raise UploadError(name, "file", problem) from exc
         except Exception as exc:  # anything a library raised past the loader
-            raise InputError("snapshot", f"{name} could not be read as a snapshot") from exc
+            raise UploadError(name, "file", "could not be read as a snapshot") from exc
 
 
 def recorded_snapshots(store: Store, limit: int = 200) -> list[SnapshotInfo]:

@@ -121,7 +121,7 @@ class DashboardState:
 
     @property
     def playground_session(self) -> str:
-        return str(self._s.get(Keys.PLAY_SESSION) or "playground")
+        return str(self._s.get(Keys.PLAY_SESSION, "playground"))  # blank is refused, not replaced
 
     @property
     def eviction_page(self) -> int:

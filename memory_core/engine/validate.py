@@ -25,11 +25,16 @@ def content(text: object, max_chars: int, field: str = "content") -> str:
     return text
 
 
+NAME_RULE = f"1 to {MAX_SESSION_ID} printable characters, not blank, without < or >"
+"""What a session id (and any name people type for one) may be: it is listed in pages,
+filters and logs, so no control or direction characters and nothing that reads as markup."""
+
+
 def session_id(value: object, field: str = "session_id") -> str:
     if not isinstance(value, str) or not value.strip():
-        raise InputError(field, "must be a non-empty string")
-    if len(value) > MAX_SESSION_ID:
-        raise InputError(field, f"must be at most {MAX_SESSION_ID} characters")
+        raise InputError(field, f"must be {NAME_RULE}")
+    if len(value) > MAX_SESSION_ID or not value.isprintable() or "<" in value or ">" in value:
+        raise InputError(field, f"has {len(value)} characters; must be {NAME_RULE}")
     return value
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import jsonschema
 
+from memory_core.boundary import excerpt
 from memory_core.errors import InputError
 from memory_core.knowledge.items import (
     Checklist,
@@ -72,11 +73,11 @@ def parse_when(value: object, field: str) -> datetime:
     if isinstance(value, date):
         return datetime(value.year, value.month, value.day, tzinfo=UTC)
     if not isinstance(value, str):
-        raise InputError(field, f"expected an ISO date or date-time string, got {value!r}")
+        raise InputError(field, f"expected an ISO date or date-time string, got {excerpt(value)}")
     try:
         parsed = datetime.fromisoformat(value.strip())
     except ValueError as exc:
-        raise InputError(field, f"not an ISO date or date-time: {value!r}") from exc
+        raise InputError(field, f"not an ISO date or date-time: {excerpt(value)}") from exc
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
@@ -115,7 +116,21 @@ def _schema_problem(err: jsonschema.ValidationError) -> GateProblem:
         if missing:
             return GateProblem(str(missing[0]), "is required")
     path = ".".join(str(p) for p in err.absolute_path) or "item"
-    return GateProblem(path, err.message)
+    return GateProblem(path, _schema_message(err))
+
+
+def _schema_message(err: jsonschema.ValidationError) -> str:
+    """jsonschema's message without the whole offending value (it repeats a 1 MB field in
+    full): lengths and limits in words, any quoted value shortened to an excerpt."""
+    value, limit = err.instance, err.validator_value
+    if err.validator == "maxLength" and isinstance(value, str):
+        return f"has {len(value):,} characters; at most {limit:,} allowed"
+    if err.validator == "minLength" and isinstance(value, str):
+        return "must not be empty" if limit == 1 else f"must have at least {limit} characters"
+    if err.validator == "pattern":
+        return f"{excerpt(value)} does not match {limit}"
+    message, quoted = str(err.message), repr(value)
+    return message.replace(quoted, excerpt(value)) if len(quoted) > 80 else message
 
 
 def complete_checklist(draft: ItemDraft) -> Checklist:

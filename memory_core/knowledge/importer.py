@@ -6,14 +6,14 @@ invalid row is reported (row number, field, problem) and leaves nothing behind.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_core.errors import AtlasError, InputError, StoreUnavailableError
+from memory_core.boundary import MAX_DEPTH, FileLimits, csv_rows, excerpt, json_depth, json_rows
+from memory_core.errors import AtlasError, InputError, StoreUnavailableError, UploadError
 from memory_core.knowledge.feedback import SYSTEM_ACTOR
 from memory_core.knowledge.gate import item_schema
 from memory_core.knowledge.items import KnowledgeItem
@@ -64,12 +64,15 @@ def _csv_value(column: str, text: str) -> tuple[Any, str | None]:
         try:
             return float(text), None
         except ValueError:
-            return None, f"must be a number in [0, 1], got {text!r}"
+            return None, f"must be a number in [0, 1], got {excerpt(text)}"
     if column == "data":
+        depth = json_depth(text)
+        if depth > MAX_DEPTH:
+            return None, f"nests {depth:,} levels deep; at most {MAX_DEPTH} allowed"
         try:
             return json.loads(text), None
-        except json.JSONDecodeError as exc:
-            return None, f"must be a JSON object ({exc.msg})"
+        except (ValueError, RecursionError) as exc:
+            return None, f"must be a JSON object ({getattr(exc, 'msg', 'invalid JSON')})"
     return text, None
 
 
@@ -100,32 +103,40 @@ def csv_record(row: Mapping[str, str | None]) -> tuple[dict[str, Any], list[tupl
 Decoded = tuple[dict[str, Any] | None, list[tuple[str, str]]]
 
 
+IMPORT_LIMITS = FileLimits(max_bytes=20 * 1024 * 1024, max_field_chars=20_000, max_rows=10_000)
+"""What one import file may be: the longest string is the schema's longest field (content)."""
+
+
 def read_records(path: Path) -> list[Decoded]:
-    """Rows of a ``.csv`` or ``.json`` file with their decoding problems."""
+    """Rows of a ``.csv`` or ``.json`` file with their decoding problems (``decode_records``)."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        data = path.read_bytes()
     except OSError as exc:
-        raise InputError("file", f"cannot read {path}: {exc.strerror}") from exc
-    suffix = path.suffix.lower()
+        raise InputError("file", f"cannot read {path.name}: {exc.strerror}") from exc
+    return decode_records(path.name, data)
+
+
+def decode_records(name: str, data: bytes, limits: FileLimits = IMPORT_LIMITS) -> list[Decoded]:
+    """Rows of an import file named ``name`` (its extension says CSV or JSON).
+
+    The shared reader checks size, encoding, nesting depth, string lengths and row count
+    before any row is looked at; rows then come back with their own problems.
+
+    Raises:
+        UploadError: the file as a whole is refused (a limit, broken CSV or JSON, unknown
+            columns, an unsupported extension); nothing is imported.
+    """
+    suffix = Path(name).suffix.lower()
     if suffix == ".csv":
-        reader = csv.DictReader(text.splitlines())
-        unknown = sorted(set(reader.fieldnames or ()) - set(csv_columns()))
-        if unknown or not reader.fieldnames:
-            raise InputError("columns", f"unknown {unknown}; allowed: {', '.join(csv_columns())}")
-        return [csv_record(row) for row in reader]
+        return [csv_record(row) for row in csv_rows(name, data, limits, columns=csv_columns())]
     if suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError("file", f"{path} is not JSON: {exc}") from exc
-        rows = data.get("items") if isinstance(data, dict) else data
-        if not isinstance(rows, list):
-            raise InputError("file", 'JSON must be a list of items or {"items": [...]}')
         return [
             (r, []) if isinstance(r, dict) else (None, [("item", "must be an object")])
-            for r in rows
+            for r in json_rows(name, data, limits, wrapper="items")
         ]
-    raise InputError("file", f"unsupported extension {suffix!r}; use .csv or .json")
+    raise UploadError(
+        name, "file", f"unsupported extension {excerpt(suffix, 20)}; use .csv or .json"
+    )
 
 
 def import_records(

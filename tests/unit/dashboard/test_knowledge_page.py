@@ -416,6 +416,7 @@ def test_import_errors_say_why_and_name_the_upload(desk: tuple[KnowledgeBase, Da
     assert summary.startswith("items.json: 0 rows imported, 1 row rejected: row 1: content: ")
     with pytest.raises(InputError) as broken:
         import_upload(kb, "mine.json", b"{bad", identity=frank)
-    assert "mine.json is not JSON" in str(broken.value) and "/tmp" not in str(broken.value)
-    with pytest.raises(InputError, match=r"mine\.json is not UTF-8 text"):
+    assert "mine.json: line 1: column 2: invalid JSON" in str(broken.value)
+    assert "/tmp" not in str(broken.value)
+    with pytest.raises(InputError, match=r"mine\.json: encoding: is UTF-16 text"):
         import_upload(kb, "mine.json", b"\xff\xfe\x00", identity=frank)

@@ -35,7 +35,7 @@ def test_snapshot_round_trip_through_bytes(system: LiveSystem, tmp_path) -> None
     path = system.atlas.save_snapshot(tmp_path / "snap.npz")
     loaded = load_snapshot_bytes(path.read_bytes(), HashingEmbedder())
     assert sorted(n.content for n in loaded.nodes()) == ["another thing", "one thing"]
-    with pytest.raises(InputError, match="snapshot"):
+    with pytest.raises(InputError, match="the file: file: is empty"):
         load_snapshot_bytes(b"", HashingEmbedder())
 
 

@@ -1,6 +1,7 @@
 import pytest
 
-from memory_core.dashboard.playground import check_session_name, converse
+from memory_core.dashboard.limits import session_name
+from memory_core.dashboard.playground import converse
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError
 
@@ -15,7 +16,9 @@ def test_recall_happens_before_remembering(atlas: ElasticMemoryAtlas) -> None:
     assert third.stored is None and len(atlas) == 2
 
 
-@pytest.mark.parametrize("name", ["", " ", "<script>", "x" * 65, "-leading"])
+@pytest.mark.parametrize(
+    "name", ["", " ", "<script>x</script>", "x" * 201, "tab\there", "\u202eevil", "a\nb"]
+)
 def test_session_names_are_plain(name: str, atlas: ElasticMemoryAtlas) -> None:
     with pytest.raises(InputError, match="session"):
         converse(atlas, "hello", session_id=name)
@@ -25,7 +28,7 @@ def test_session_names_are_plain(name: str, atlas: ElasticMemoryAtlas) -> None:
 def test_top_k_is_checked(atlas: ElasticMemoryAtlas) -> None:
     with pytest.raises(InputError, match="top_k"):
         converse(atlas, "hello", session_id="s", top_k=0)
-    assert check_session_name(" demo 1 ") == "demo 1"
+    assert session_name(" demo 1 ") == "demo 1"
 
 
 def test_writes_go_through_the_guard_and_say_so(atlas: ElasticMemoryAtlas) -> None:

@@ -39,7 +39,7 @@ def test_garbage_snapshot_names_the_upload_only(data: bytes) -> None:
 
 
 def test_empty_snapshot_says_so() -> None:
-    with pytest.raises(InputError, match=r"mine\.npz is empty"):
+    with pytest.raises(InputError, match=r"mine\.npz: file: is empty"):
         load_snapshot_bytes(b"", HashingEmbedder(), name="mine.npz")
 
 

@@ -27,9 +27,11 @@ def test_frame_has_age_and_kind(atlas: ElasticMemoryAtlas, clock: ManualClock) -
 def test_histogram_splits_and_draws_the_threshold(
     atlas: ElasticMemoryAtlas, clock: ManualClock
 ) -> None:
-    atlas.add("<b>bold</b> fact", session_id="<i>s</i>")
+    atlas.add("<b>bold</b> fact", session_id="s1")
     atlas.add("plain fact", session_id="s2", kind=MemoryKind.EPISODIC)
     frame = weight_frame(atlas.nodes(), clock.now())
+    # the engine refuses markup in session ids now; a snapshot from before may hold one
+    frame.loc[frame["session_id"] == "s1", "session_id"] = "<i>s</i>"
     fig = histogram_figure(frame, split_by="session", log_y=True, threshold=0.15)
     assert {t.name for t in fig.data} == {"&lt;i&gt;s&lt;/i&gt;", "s2"}  # shown, not interpreted
     assert fig.layout.yaxis.type == "log"

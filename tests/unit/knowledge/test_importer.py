@@ -89,8 +89,8 @@ def test_json_list_and_items_object(make_kb: Callable[..., KnowledgeBase], tmp_p
 @pytest.mark.parametrize(
     ("name", "text", "field"),
     [
-        ("bad.json", "{not json", "file"),
-        ("bad.json", '{"rows": []}', "file"),
+        ("bad.json", "{not json", "line 1"),
+        ("bad.json", '{"rows": []}', "$"),
         ("items.xml", "<x/>", "file"),
         ("items.csv", "key,colour\nk,red\n", "columns"),
     ],
