@@ -9,10 +9,10 @@ as ``soft_deleted`` moved on it), new versions are added, nothing else is touche
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from sqlalchemy import delete, select, tuple_
@@ -36,42 +36,47 @@ _CHUNK = 500
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextNodeRecord:
-    """One version of a node as stored: what it is, when it held, where it came from."""
+    """One version of a node as stored: what it is, when it held, where it came from
+    (times in the atlas clock's seconds)."""
 
     id: str
     version: int
     type: str
     label: str
+    key: str = ""
     attributes: Mapping[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     session_id: str | None = None
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
-    expired_at: datetime | None = None
+    recorded_at: float | None = None
+    valid_at: float | None = None
+    invalid_at: float | None = None
+    expired_at: float | None = None
     deprecated: bool = False
     soft_deleted: bool = False
-    turns: tuple[str | int, ...] = ()
+    turns: tuple[int, ...] = ()
     memory_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContextEdgeRecord:
-    """One version of a typed edge ``source -> target`` (node ids)."""
+    """One version of a typed edge ``source -> target`` (node ids); ``label`` is its fact."""
 
     id: str
     version: int
     type: str
     source: str
     target: str
+    label: str = ""
     attributes: Mapping[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     session_id: str | None = None
-    valid_at: datetime | None = None
-    invalid_at: datetime | None = None
-    expired_at: datetime | None = None
+    recorded_at: float | None = None
+    valid_at: float | None = None
+    invalid_at: float | None = None
+    expired_at: float | None = None
     deprecated: bool = False
     soft_deleted: bool = False
-    turns: tuple[str | int, ...] = ()
+    turns: tuple[int, ...] = ()
     memory_ids: tuple[str, ...] = ()
 
 
@@ -137,10 +142,16 @@ def _check_versions(
             raise InputError(f"{where}.version", f"must be >= 0, got {record.version}")
         if record.type not in types:
             raise InputError(f"{where}.type", f"{record.type!r} is not one of {', '.join(types)}")
-        for name in ("valid_at", "invalid_at", "expired_at"):
+        for name in ("recorded_at", "valid_at", "invalid_at", "expired_at"):
             value = getattr(record, name)
-            if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
-                raise InputError(f"{where}.{name}", "must be a timezone-aware datetime or None")
+            if value is not None and not (
+                isinstance(value, (int, float))
+                and not isinstance(value, bool)
+                and math.isfinite(value)
+            ):
+                raise InputError(
+                    f"{where}.{name}", f"must be a finite number or None, got {value!r}"
+                )
         key = (record.id, record.version)
         if key in seen:
             raise InputError(where, f"version {record.version} of {record.id} is given twice")
@@ -212,8 +223,8 @@ def _about(record: ContextNodeRecord | ContextEdgeRecord, subject: Subject) -> b
 
 
 _COLUMNS = (
-    "type", "attributes", "user_id", "session_id", "valid_at", "invalid_at", "expired_at",
-    "deprecated", "soft_deleted",
+    "type", "label", "attributes", "user_id", "session_id", "recorded_at", "valid_at",
+    "invalid_at", "expired_at", "deprecated", "soft_deleted",
 )  # fmt: skip
 
 
@@ -228,14 +239,14 @@ def _row_values(graph_id: str, record: ContextNodeRecord | ContextEdgeRecord) ->
         memory_ids=list(record.memory_ids),
     )
     if isinstance(record, ContextNodeRecord):
-        values["label"] = record.label
+        values["key"] = record.key
     else:
         values.update(source=record.source, target=record.target)
     return values
 
 
 def _node(row: ContextNodeRow) -> ContextNodeRecord:
-    return ContextNodeRecord(label=row.label, **_common(row))
+    return ContextNodeRecord(key=row.key, **_common(row))
 
 
 def _edge(row: ContextEdgeRow) -> ContextEdgeRecord:

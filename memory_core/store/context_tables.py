@@ -3,15 +3,16 @@
 A graph is kept per ``graph_id`` (the atlas it runs beside); a row is one version, so
 time travel and audit read the same rows the live view does. Provenance (the turns and
 memories a version came from) is a JSON list on the row: it is read with the row, never
-joined. Created by Alembic revision ``0401_context_graph``.
+joined. Times are the atlas clock's seconds as the graph holds them (double precision,
+so a stored graph reads back equal to the saved one). Created by Alembic revision
+``0401_context_graph``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, Index, Integer, String, Text
+from sqlalchemy import Boolean, CheckConstraint, Double, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.store.base import Base, JSONDocument
@@ -34,12 +35,14 @@ class _Versioned:
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
     type: Mapped[str] = mapped_column(String(20))
+    label: Mapped[str] = mapped_column(Text)
     attributes: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
     user_id: Mapped[str | None] = mapped_column(String(255), index=True)
     session_id: Mapped[str | None] = mapped_column(String(255), index=True)
-    valid_at: Mapped[datetime | None]
-    invalid_at: Mapped[datetime | None]
-    expired_at: Mapped[datetime | None]
+    recorded_at: Mapped[float | None] = mapped_column(Double)
+    valid_at: Mapped[float | None] = mapped_column(Double)
+    invalid_at: Mapped[float | None] = mapped_column(Double)
+    expired_at: Mapped[float | None] = mapped_column(Double)
     deprecated: Mapped[bool] = mapped_column(Boolean)
     soft_deleted: Mapped[bool] = mapped_column(Boolean)
     turns: Mapped[list[Any]] = mapped_column(JSONDocument)
@@ -47,7 +50,8 @@ class _Versioned:
 
 
 class ContextNodeRow(_Versioned, Base):
-    """One version of a User, Goal, Constraint or Entity node."""
+    """One version of a User, Goal, Constraint or Entity node; ``key`` is the normalised
+    text its id is a hash of."""
 
     __tablename__ = "context_nodes"
     __table_args__ = (
@@ -55,11 +59,12 @@ class ContextNodeRow(_Versioned, Base):
         CheckConstraint("version >= 0", name="version_range"),
     )
 
-    label: Mapped[str] = mapped_column(Text)
+    key: Mapped[str] = mapped_column(Text)
 
 
 class ContextEdgeRow(_Versioned, Base):
-    """One version of a typed edge between two nodes (by node id, any version)."""
+    """One version of a typed edge between two nodes (by node id, any version); ``label``
+    is the fact it states."""
 
     __tablename__ = "context_edges"
     __table_args__ = (

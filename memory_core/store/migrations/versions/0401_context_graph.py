@@ -16,7 +16,7 @@ branch_labels = None
 depends_on = None
 
 _JSON = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
-_TS = sa.DateTime(timezone=True)
+_TIME: sa.Double[float] = sa.Double()  # the atlas clock's seconds, exactly as the graph holds them
 _NODE_TYPES = "'User', 'Goal', 'Constraint', 'Entity'"
 _EDGE_TYPES = "'HAS_GOAL', 'SATISFIES', 'CONFLICTS_WITH', 'REFERENCES', 'MODIFIES', 'VALIDATES'"
 
@@ -28,12 +28,14 @@ def _versioned(table: str, types: str, *extra: sa.Column) -> None:  # type: igno
         sa.Column("id", sa.String(64), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("type", sa.String(20), nullable=False),
+        sa.Column("label", sa.Text(), nullable=False),
         sa.Column("attributes", _JSON, nullable=False),
         sa.Column("user_id", sa.String(255), nullable=True),
         sa.Column("session_id", sa.String(255), nullable=True),
-        sa.Column("valid_at", _TS, nullable=True),
-        sa.Column("invalid_at", _TS, nullable=True),
-        sa.Column("expired_at", _TS, nullable=True),
+        sa.Column("recorded_at", _TIME, nullable=True),
+        sa.Column("valid_at", _TIME, nullable=True),
+        sa.Column("invalid_at", _TIME, nullable=True),
+        sa.Column("expired_at", _TIME, nullable=True),
         sa.Column("deprecated", sa.Boolean(), nullable=False),
         sa.Column("soft_deleted", sa.Boolean(), nullable=False),
         sa.Column("turns", _JSON, nullable=False),
@@ -48,7 +50,7 @@ def _versioned(table: str, types: str, *extra: sa.Column) -> None:  # type: igno
 
 
 def upgrade() -> None:
-    _versioned("context_nodes", _NODE_TYPES, sa.Column("label", sa.Text(), nullable=False))
+    _versioned("context_nodes", _NODE_TYPES, sa.Column("key", sa.Text(), nullable=False))
     _versioned(
         "context_edges",
         _EDGE_TYPES,
