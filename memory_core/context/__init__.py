@@ -11,6 +11,17 @@ loop imports it, never the other way round.
 """
 
 from memory_core.context.extract.parse import MODEL_PACKAGE, ParserUnavailable, warm
+from memory_core.context.graph import ContextGraph
+from memory_core.context.model import Edge, EdgeType, Node, NodeType, PendingReview
+from memory_core.context.query import (
+    Query,
+    active_constraints,
+    constraint_for,
+    describe,
+    entities,
+    subgraph_for_tool,
+)
+from memory_core.context.update import Applied, ContextSettings, Health, TaskContext
 from memory_core.context.extract.patterns import Value, find_values
 from memory_core.context.extract.slots import SlotValue
 from memory_core.context.extract.turn import (
@@ -23,14 +34,30 @@ from memory_core.context.extract.turn import (
 
 __all__ = [
     "MODEL_PACKAGE",
+    "Applied",
+    "ContextGraph",
+    "ContextSettings",
+    "Edge",
+    "EdgeType",
     "EntityMention",
     "Extractor",
+    "Health",
+    "Node",
+    "NodeType",
     "ParserUnavailable",
+    "PendingReview",
+    "Query",
     "SlotValue",
+    "TaskContext",
     "TurnFacts",
     "Value",
+    "active_constraints",
+    "constraint_for",
     "default_extractor",
+    "describe",
+    "entities",
     "extract_slots",
     "find_values",
+    "subgraph_for_tool",
     "warm",
 ]

@@ -95,7 +95,12 @@ def slot_values(
 ) -> list[SlotValue]:
     """The slot values of one text from its typed values and parse (``doc`` may be None,
     or cover only the start of a long text)."""
-    found = [_typed(v, doc, speaker) for v in values]
+    taken_tokens: set[int] = set()
+    if doc is not None:
+        for v in values:
+            span = doc.char_span(v.start, v.end, alignment_mode="expand")
+            taken_tokens.update(t.i for t in span or ())
+    found = [_typed(v, doc, speaker, taken_tokens) for v in values]
     if doc is not None and namer is not None:
         taken = [(v.start, v.end) for v in values]
         found += _choices(doc, namer, speaker, taken)
@@ -103,7 +108,7 @@ def slot_values(
 
 
 # -- typed values ----------------------------------------------------------------------
-def _typed(value: Value, doc: Doc | None, speaker: str) -> SlotValue:
+def _typed(value: Value, doc: Doc | None, speaker: str, taken: set[int]) -> SlotValue:
     span = doc.char_span(value.start, value.end, alignment_mode="expand") if doc else None
     text = value.text.strip()
     if span is None or len(span) == 0:
@@ -112,7 +117,7 @@ def _typed(value: Value, doc: Doc | None, speaker: str) -> SlotValue:
             value.number, value.unit, value.per, value.resolved, start=value.start,
             end=value.end,
         )  # fmt: skip
-    topic, copular = _topic(span)
+    topic, copular = _topic(span, taken)
     verb = _governing_verb(span.root)
     return SlotValue(
         subject=_subject(topic, verb, speaker, span.sent),
@@ -143,10 +148,10 @@ def _slot_name(value: Value, topic: Token | None, *, copular: bool) -> str:
     return phrase if copular else f"{phrase} {word}"
 
 
-def _topic(span: Span) -> tuple[Token | None, bool]:
+def _topic(span: Span, taken: set[int]) -> tuple[Token | None, bool]:
     """The token a value is about, and whether it is the attribute itself (the subject of
     a copula: "my budget is 200") rather than the thing constrained ("hotel under 200")."""
-    inside = {t.i for t in span}
+    inside = {t.i for t in span} | taken  # another value ("for 4 people") is no topic
     node = span.root
     for _ in range(8):
         parent = node.head

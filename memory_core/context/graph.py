@@ -1,0 +1,269 @@
+"""The context graph's store: every version of every node and edge, and the indexes that
+keep a turn's work proportional to what the turn touches (never a scan of all nodes).
+
+Writes go through ``put_node`` / ``put_edge`` (``TaskContext`` in ``update`` decides
+what to write); each appends a version to the log, so ``as_of(t)`` rebuilds the graph as
+it stood at any time and ``to_records`` / ``from_records`` round-trip it as plain dicts
+(another part persists them). Thread-safe: one re-entrant lock around every write and
+every read that walks several nodes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from memory_core.context.model import (
+    Edge,
+    EdgeType,
+    Node,
+    NodeType,
+    edge_from_record,
+    edge_record,
+    node_from_record,
+    node_id,
+    node_record,
+)
+from memory_core.context.query import Query
+from memory_core.errors import InputError, NotFoundError
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class ContextGraph:
+    """The task context graph of one user (one conversation)."""
+
+    __slots__ = (
+        "_by_turn",
+        "_by_type",
+        "_by_word",
+        "_edges",
+        "_in",
+        "_lock",
+        "_log",
+        "_nodes",
+        "_out",
+        "_slot_active",
+        "user",
+        "user_id",
+    )
+
+    def __init__(self, user: str = "user") -> None:
+        if not user.strip():
+            raise InputError("user", "must be a non-empty id")
+        self.user = user
+        self.user_id = node_id(user, None, NodeType.USER, user)
+        self._nodes: dict[str, list[Node]] = {}
+        self._edges: dict[str, list[Edge]] = {}
+        self._log: list[Node | Edge] = []
+        self._by_type: dict[NodeType, dict[str, None]] = {t: {} for t in NodeType}
+        self._out: dict[str, dict[str, None]] = {}
+        self._in: dict[str, dict[str, None]] = {}
+        self._slot_active: dict[tuple[str, str], str] = {}
+        self._by_turn: dict[int, dict[str, None]] = {}
+        self._by_word: dict[str, dict[str, None]] = {}
+        self._lock = threading.RLock()
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    # -- reading -----------------------------------------------------------------------
+    def query(
+        self, *, include_deprecated: bool = False, include_soft_deleted: bool = False
+    ) -> Query:
+        """The seed's chain: ``query().match_node(...).follow_edge(...).get_nodes(...)``."""
+        return Query(
+            self, include_deprecated=include_deprecated, include_soft_deleted=include_soft_deleted
+        )
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._nodes or ident in self._edges
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def node(self, ident: str) -> Node:
+        try:
+            return self._nodes[ident][-1]
+        except KeyError:
+            raise NotFoundError("context node", ident) from None
+
+    def edge(self, ident: str) -> Edge:
+        try:
+            return self._edges[ident][-1]
+        except KeyError:
+            raise NotFoundError("context edge", ident) from None
+
+    def versions(self, ident: str) -> tuple[Node, ...] | tuple[Edge, ...]:
+        """Every version of a node or edge, oldest first (the audit trail)."""
+        if ident in self._nodes:
+            return tuple(self._nodes[ident])
+        if ident in self._edges:
+            return tuple(self._edges[ident])
+        raise NotFoundError("context node or edge", ident)
+
+    def nodes(
+        self,
+        type_: NodeType | str | None = None,
+        *,
+        include_deprecated: bool = False,
+        include_soft_deleted: bool = False,
+    ) -> list[Node]:
+        """Current versions, oldest first; deprecated and soft-deleted left out unless asked."""
+        with self._lock:
+            ids: Iterable[str] = (
+                self._by_type[NodeType(type_)] if type_ is not None else self._nodes
+            )
+            found = [self._nodes[i][-1] for i in ids]
+        return [n for n in found if _visible(n, include_deprecated, include_soft_deleted)]
+
+    def edges(
+        self,
+        type_: EdgeType | str | None = None,
+        *,
+        include_deprecated: bool = False,
+        include_soft_deleted: bool = False,
+    ) -> list[Edge]:
+        with self._lock:
+            found = [versions[-1] for versions in self._edges.values()]
+        wanted = EdgeType(type_) if type_ is not None else None
+        return [
+            e
+            for e in found
+            if (wanted is None or e.type is wanted)
+            and _visible(e, include_deprecated, include_soft_deleted)
+        ]
+
+    def out_edges(self, ident: str, type_: EdgeType | None = None) -> list[Edge]:
+        with self._lock:
+            found = [self._edges[e][-1] for e in self._out.get(ident, ())]
+        return [e for e in found if type_ is None or e.type is type_]
+
+    def in_edges(self, ident: str, type_: EdgeType | None = None) -> list[Edge]:
+        with self._lock:
+            found = [self._edges[e][-1] for e in self._in.get(ident, ())]
+        return [e for e in found if type_ is None or e.type is type_]
+
+    def active_for_slot(self, subject: str, slot: str) -> Node | None:
+        """The constraint in force for a subject's slot (dict lookup)."""
+        ident = self._slot_active.get((subject, slot))
+        return self._nodes[ident][-1] if ident is not None else None
+
+    def active_slots(self, subject: str | None = None) -> list[tuple[str, str, Node]]:
+        """``(subject, slot, constraint)`` for every slot with a constraint in force."""
+        with self._lock:
+            return [
+                (s, slot, self._nodes[i][-1])
+                for (s, slot), i in self._slot_active.items()
+                if subject is None or s == subject
+            ]
+
+    def created_at_turn(self, turn: int) -> list[Node]:
+        """Nodes first made by that turn."""
+        return [self._nodes[i][-1] for i in self._by_turn.get(turn, ())]
+
+    def mentioning(self, words: str) -> list[Node]:
+        """Nodes whose label or slot has every word of ``words`` (index lookup)."""
+        keys = _WORD.findall(words.lower())
+        if not keys:
+            return []
+        with self._lock:
+            sets = [self._by_word.get(k, {}) for k in keys]
+            first, *rest = sorted(sets, key=len)
+            ids = [i for i in first if all(i in s for s in rest)]
+            return [self._nodes[i][-1] for i in ids]
+
+    # -- writing -----------------------------------------------------------------------
+    def put_node(self, node: Node) -> Node:
+        """Store a node's next version (or its first); returns it."""
+        with self._lock:
+            versions = self._nodes.get(node.id)
+            if versions is None:
+                self._nodes[node.id] = [node]
+                self._by_type[node.type][node.id] = None
+                for turn in node.turns[:1]:
+                    self._by_turn.setdefault(turn, {})[node.id] = None
+            else:
+                versions.append(node)
+            self._index_words(node)
+            self._index_slot(node)
+            self._log.append(node)
+        return node
+
+    def put_edge(self, edge: Edge) -> Edge:
+        with self._lock:
+            if edge.source not in self._nodes or edge.target not in self._nodes:
+                raise NotFoundError(
+                    "context node", edge.source if edge.source not in self._nodes else edge.target
+                )
+            versions = self._edges.get(edge.id)
+            if versions is None:
+                self._edges[edge.id] = [edge]
+                self._out.setdefault(edge.source, {})[edge.id] = None
+                self._in.setdefault(edge.target, {})[edge.id] = None
+            else:
+                versions.append(edge)
+            self._log.append(edge)
+        return edge
+
+    def _index_words(self, node: Node) -> None:
+        text = " ".join(str(v) for v in (node.label, node.attr("slot")) if v)
+        for word in _WORD.findall(text.lower()):
+            self._by_word.setdefault(word, {})[node.id] = None
+
+    def _index_slot(self, node: Node) -> None:
+        if node.type is not NodeType.CONSTRAINT:
+            return
+        key = (str(node.attr("subject")), str(node.attr("slot")))
+        if node.active:
+            self._slot_active[key] = node.id
+        elif self._slot_active.get(key) == node.id:
+            del self._slot_active[key]
+
+    # -- time travel and records -------------------------------------------------------
+    def as_of(self, at: float) -> ContextGraph:
+        """The graph as it stood at time ``at``: every version recorded by then."""
+        with self._lock:
+            log = [item for item in self._log if item.recorded_at <= at]
+        return _replayed(self.user, log)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """Every version, in the order written, as plain dicts (``record``: node or edge)."""
+        with self._lock:
+            return [
+                {"record": "node", **node_record(i)}
+                if isinstance(i, Node)
+                else {"record": "edge", **edge_record(i)}
+                for i in self._log
+            ]
+
+    @classmethod
+    def from_records(cls, records: Iterable[dict[str, Any]], user: str = "user") -> ContextGraph:
+        """Rebuild a graph from ``to_records`` output (validated: a bad record names itself)."""
+        log: list[Node | Edge] = []
+        for index, record in enumerate(records):
+            try:
+                kind = record["record"]
+                log.append(node_from_record(record) if kind == "node" else edge_from_record(record))
+            except (KeyError, ValueError, TypeError) as exc:
+                raise InputError(
+                    f"records[{index}]", f"not a context graph record ({exc})"
+                ) from exc
+        return _replayed(user, log)
+
+
+def _replayed(user: str, log: Iterable[Node | Edge]) -> ContextGraph:
+    graph = ContextGraph(user)
+    for item in log:
+        if isinstance(item, Node):
+            graph.put_node(item)
+        else:
+            graph.put_edge(item)
+    return graph
+
+
+def _visible(item: Node | Edge, deprecated: bool, soft_deleted: bool) -> bool:
+    return (deprecated or not item.deprecated) and (soft_deleted or not item.soft_deleted)

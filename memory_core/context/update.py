@@ -1,0 +1,552 @@
+"""Turn facts into graph changes, keeping the graph consistent.
+
+- A goal named by a turn is opened once (User HAS_GOAL Goal) and becomes the current one;
+  the constraints of later turns SATISFY it and the entities it names are REFERENCED.
+- A constraint for a slot that already has another value in force CONFLICTS_WITH it; the
+  old one is deprecated (a new version, kept) and its SATISFIES edge invalidated, never
+  deleted. The same value restated is the same node with one more turn of provenance.
+- When the graph is unsure the new value is for that slot (slot names only similar, or a
+  free choice named with low confidence), nothing changes: a ``PendingReview`` is returned
+  for a person (the agent routes it to the conflicts review queue).
+- "Forget what I said about X" soft-deletes X's nodes; "forget what I just said" the
+  speaker's last change, and what that change had deprecated is in force again.
+- A confirmation VALIDATES the constraints of the turn before.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from memory_core.context.extract import labels
+from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY
+from memory_core.context.extract.slots import ASSISTANT, SlotValue
+from memory_core.context.extract.turn import EntityMention, TurnFacts
+from memory_core.context.graph import ContextGraph
+from memory_core.context.model import (
+    Edge,
+    EdgeType,
+    Node,
+    NodeType,
+    PendingReview,
+    Scalar,
+    edge_id,
+    node_id,
+    normalise,
+)
+from memory_core.embedding.base import Embedder, embed_checked
+
+NUMERIC = frozenset({MONEY, AMOUNT})
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """How sure the graph must be before it replaces a value, and when it is too big."""
+
+    same_slot_similarity: float = 0.8
+    """Two differently named slots are one slot when their names are at least this close."""
+    review_similarity: float = 0.6
+    """Between this and ``same_slot_similarity``: unsure, the change goes to review."""
+    choice_review_confidence: float = 0.6
+    """A free choice named with less confidence than this does not replace a value."""
+    max_constraints: int = 7
+    max_path_length: float = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """The seed's health check: too many constraints in force, or entities too far apart."""
+
+    constraints: int
+    mean_path_length: float
+    fired: bool
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Applied:
+    """What one turn changed in the graph."""
+
+    turn: int
+    intent: str
+    goal: str | None = None
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deprecated: list[str] = field(default_factory=list)
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    """``(new, old)`` constraint ids."""
+    pending: list[PendingReview] = field(default_factory=list)
+    forgotten: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    health: Health | None = None
+
+
+@dataclass(slots=True)
+class _Change:
+    turn: int
+    speaker: str
+    added: list[str]
+    deprecated: list[str]
+    constraints: list[str]
+
+
+class TaskContext:
+    """One conversation's graph and the rules that keep it consistent.
+
+    Args:
+        user: the user's id (part of every node id).
+        embedder: compares slot names ("hotel budget" vs "hotel limit"); without one only
+            identical slot names are one slot.
+        settings: thresholds (the agent fills the health ones from ``AtlasConfig``).
+    """
+
+    def __init__(
+        self,
+        user: str = "user",
+        *,
+        embedder: Embedder | None = None,
+        settings: ContextSettings | None = None,
+    ) -> None:
+        self.graph = ContextGraph(user)
+        self.embedder = embedder
+        self.settings = settings or ContextSettings()
+        self.goal_id: str | None = None
+        self._slot_vectors: dict[str, np.ndarray] = {}
+        self._changes: deque[_Change] = deque(maxlen=64)
+        self._lock = threading.RLock()
+        self.graph.put_node(
+            Node(self.graph.user_id, NodeType.USER, user, normalise(user), recorded_at=0.0)
+        )
+
+    # -- one turn ----------------------------------------------------------------------
+    def observe(self, facts: TurnFacts, *, turn: int, memory_id: str | None = None) -> Applied:
+        """Apply one turn's facts (``turn``: its index; ``memory_id``: the stored memory)."""
+        with self._lock, self.graph.lock:
+            step = _Step(self, facts, turn, memory_id)
+            step.run()
+            applied = step.applied
+            if applied.added or applied.deprecated or applied.forgotten:
+                applied.health = self.health()
+            return applied
+
+    def resolve(self, item: PendingReview, *, accept: bool, at: float | None = None) -> Applied:
+        """A reviewer's answer to a pending change: accepted, the new value replaces the
+        one in force (as if the graph had been sure); refused, nothing changes."""
+        applied = Applied(item.turn, labels.CHANGE)
+        if not accept:
+            return applied
+        with self._lock, self.graph.lock:
+            facts = TurnFacts("", "user", at, labels.CHANGE, 1.0, None, 0.0)
+            step = _Step(self, facts, item.turn, item.memory_id)
+            value = SlotValue(
+                subject=item.subject,
+                slot=item.existing_slot,
+                value=item.value,
+                **{k: v for k, v in item.attributes if k in _SLOT_FIELDS},  # type: ignore[arg-type]
+            )
+            step.constraint(value, forced=True)
+            return step.applied
+
+    def health(self) -> Health:
+        """Constraints in force and the mean shortest path between active entities."""
+        settings = self.settings
+        constraints = len(self.graph.active_slots())
+        mean = mean_entity_path(self.graph)
+        reasons = []
+        if constraints > settings.max_constraints:
+            reasons.append(
+                f"{constraints} constraints in force (more than {settings.max_constraints})"
+            )
+        if mean > settings.max_path_length:
+            reasons.append(f"mean entity path {mean:.1f} (more than {settings.max_path_length:g})")
+        return Health(constraints, mean, bool(reasons), "; ".join(reasons))
+
+    # -- slot names --------------------------------------------------------------------
+    def slot_similarity(self, a: str, b: str) -> float:
+        if a == b:
+            return 1.0
+        if self.embedder is None:
+            return 0.0
+        missing = [s for s in (a, b) if s not in self._slot_vectors]
+        if missing:
+            for name, vector in zip(missing, embed_checked(self.embedder, missing), strict=True):
+                self._slot_vectors[name] = vector
+        return float(self._slot_vectors[a] @ self._slot_vectors[b])
+
+
+_SLOT_FIELDS = frozenset(SlotValue.__dataclass_fields__) - {"subject", "slot", "value"}
+
+
+class _Step:
+    """The changes of one turn (internal to ``TaskContext.observe``)."""
+
+    def __init__(self, ctx: TaskContext, facts: TurnFacts, turn: int, memory_id: str | None):
+        self.ctx = ctx
+        self.graph = ctx.graph
+        self.facts = facts
+        self.turn = turn
+        self.memory = (memory_id,) if memory_id else ()
+        self.at = facts.at if facts.at is not None else float(turn)
+        self.applied = Applied(turn, facts.intent)
+        self.change = _Change(turn, facts.speaker, [], [], [])
+        self.transaction: str | None = None
+
+    def run(self) -> None:
+        facts = self.facts
+        if facts.intent == labels.FORGET:
+            self.forget(facts.forget_topic)
+            return
+        if facts.intent == labels.CONFIRM:
+            self.validate()
+        if facts.intent == labels.CANCEL and self.ctx.goal_id is not None:
+            self.cancel_goal()
+        elif facts.goal is not None and (
+            self.ctx.goal_id is None or facts.intent in (labels.STATE, labels.ASK)
+        ):  # a change or a confirmation works on the current goal, it opens none
+            self.open_goal(facts.goal)
+        self.entities(facts.entities)
+        for value in facts.slots:
+            self.slot(value)
+        if self.change.added or self.change.deprecated:
+            self.ctx._changes.append(self.change)
+
+    # -- nodes and edges ---------------------------------------------------------------
+    def _new_node(self, type_: NodeType, key: str, label: str, attrs: dict[str, Scalar]) -> Node:
+        ident = node_id(self.graph.user, self.facts.at, type_, key)
+        if ident in self.graph:
+            return self._touch(self.graph.node(ident), attrs, revive=True)
+        node = Node(
+            ident, type_, label, normalise(key), tuple(attrs.items()), 1, self.at,
+            turns=(self.turn,), memories=self.memory,
+        )  # fmt: skip
+        self.applied.added.append(ident)
+        self.change.added.append(ident)
+        return self.graph.put_node(node)
+
+    def _touch(self, node: Node, attrs: dict[str, Scalar], *, revive: bool = False) -> Node:
+        """A new version with more provenance and attributes (and back in force if asked);
+        nothing when nothing would change."""
+        merged = {**node.attrs, **{k: v for k, v in attrs.items() if v is not None}}
+        turns = node.turns if self.turn in node.turns else (*node.turns, self.turn)
+        memories = tuple(dict.fromkeys((*node.memories, *self.memory)))
+        deprecated = False if revive else node.deprecated
+        soft = False if revive else node.soft_deleted
+        if (merged, turns, memories, deprecated, soft) == (
+            node.attrs, node.turns, node.memories, node.deprecated, node.soft_deleted
+        ):  # fmt: skip
+            return node
+        self.applied.updated.append(node.id)
+        return self.graph.put_node(
+            replace(
+                node, attributes=tuple(merged.items()), version=node.version + 1,
+                recorded_at=self.at, turns=turns, memories=memories, deprecated=deprecated,
+                soft_deleted=soft,
+            )
+        )  # fmt: skip
+
+    def _set(self, node: Node, *, deprecated: bool | None = None, soft: bool | None = None) -> Node:
+        return self.graph.put_node(
+            replace(
+                node, version=node.version + 1, recorded_at=self.at,
+                deprecated=node.deprecated if deprecated is None else deprecated,
+                soft_deleted=node.soft_deleted if soft is None else soft,
+            )
+        )  # fmt: skip
+
+    def _edge(self, source: str, type_: EdgeType, target: str, fact: str = "") -> Edge:
+        ident = edge_id(source, type_, target)
+        if ident in self.graph:
+            old = self.graph.edge(ident)
+            if old.active and self.turn in old.turns:
+                return old
+            return self.graph.put_edge(
+                replace(
+                    old, invalid_at=None, expired_at=None, soft_deleted=False,
+                    version=old.version + 1, recorded_at=self.at,
+                    turns=old.turns if self.turn in old.turns else (*old.turns, self.turn),
+                    memories=tuple(dict.fromkeys((*old.memories, *self.memory))),
+                )
+            )  # fmt: skip
+        return self.graph.put_edge(
+            Edge(
+                ident, source, target, type_, fact, self.at, recorded_at=self.at,
+                turns=(self.turn,), memories=self.memory,
+            )
+        )  # fmt: skip
+
+    def _invalidate(self, edge: Edge, *, soft: bool = False) -> None:
+        if (soft and edge.soft_deleted) or (not soft and edge.deprecated):
+            return
+        self.graph.put_edge(
+            replace(
+                edge, invalid_at=edge.invalid_at if soft else self.at,
+                expired_at=edge.expired_at if soft else self.at,
+                soft_deleted=edge.soft_deleted or soft, version=edge.version + 1,
+                recorded_at=self.at,
+            )
+        )  # fmt: skip
+
+    # -- goals -------------------------------------------------------------------------
+    def open_goal(self, label: str) -> None:
+        goal = self._new_node(NodeType.GOAL, label, label, {"status": "open"})
+        self._edge(
+            self.graph.user_id, EdgeType.HAS_GOAL, goal.id, f"{self.graph.user} wants to {label}"
+        )
+        if self.ctx.goal_id != goal.id:
+            self.ctx.goal_id = goal.id
+            for _, _, constraint in self.graph.active_slots():  # orphans of no goal so far
+                if not self.graph.in_edges(constraint.id, EdgeType.SATISFIES):
+                    self._edge(goal.id, EdgeType.SATISFIES, constraint.id, constraint.label)
+        self.applied.goal = goal.id
+
+    def cancel_goal(self) -> None:
+        goal = self.graph.node(str(self.ctx.goal_id))
+        self._touch(goal, {"status": "cancelled"})
+        self._set(self.graph.node(goal.id), deprecated=True)
+        for edge in self.graph.in_edges(goal.id, EdgeType.HAS_GOAL):
+            self._invalidate(edge)
+        self.applied.deprecated.append(goal.id)
+        self.change.deprecated.append(goal.id)
+        self.ctx.goal_id = None
+
+    # -- entities ----------------------------------------------------------------------
+    def entities(self, mentions: tuple[EntityMention, ...]) -> None:
+        ids: dict[str, str] = {}
+        for mention in mentions:
+            node = self.entity(mention)
+            ids[mention.label] = node.id
+            if (mention.attributes and self.transaction is None) or (
+                mention.kind == mention.label and self.transaction is None and mention.about
+            ):
+                self.transaction = node.id
+        referenced = {a for m in mentions for a in m.about}
+        for mention in mentions:
+            for about in mention.about:
+                if about in ids:
+                    self._edge(ids[mention.label], EdgeType.REFERENCES, ids[about])
+            if self.ctx.goal_id is not None and mention.label not in referenced:
+                self._edge(self.ctx.goal_id, EdgeType.REFERENCES, ids[mention.label])
+
+    def entity(self, mention: EntityMention) -> Node:
+        attrs: dict[str, Scalar] = {"kind": mention.kind, **dict(mention.attributes)}
+        key = mention.label
+        for name, value in mention.attributes:  # one order per id; an id-less order gets it
+            plain = node_id(self.graph.user, self.facts.at, NodeType.ENTITY, mention.label)
+            if plain in self.graph and self.graph.node(plain).attr(name) not in (None, value):
+                key = f"{mention.label} {value}"
+        return self._new_node(NodeType.ENTITY, key, mention.label, attrs)
+
+    # -- constraints -------------------------------------------------------------------
+    def slot(self, value: SlotValue) -> None:
+        if value.kind == IDENTIFIER:
+            return  # an id is its entity's attribute (``entities``)
+        speaker = self.facts.speaker
+        own = value.subject == "user" or (value.subject == speaker and speaker != ASSISTANT)
+        if not own:
+            self.other_subject(value)
+        elif value.time_marker == "past" and self.transaction is not None:
+            node = self.graph.node(self.transaction)
+            self._touch(node, {value.slot: value.resolved or value.value})
+        else:
+            self.constraint(value)
+
+    def other_subject(self, value: SlotValue) -> None:
+        """Someone else's value ("my wife wants ...") is that person's attribute, not a
+        constraint of the user."""
+        if value.subject in (ASSISTANT, "listener"):
+            return
+        name = value.subject.removeprefix("user's ")  # the same node as "my wife" the entity
+        person = self._new_node(NodeType.ENTITY, name, name, {"kind": "person", "of": "user"})
+        self._touch(person, {value.slot: value.value})
+
+    def constraint(self, value: SlotValue, *, forced: bool = False) -> None:
+        graph, settings = self.graph, self.ctx.settings
+        slot = value.slot
+        existing = graph.active_for_slot(value.subject, slot)
+        if existing is None:
+            existing, slot, similarity = self._similar_slot(value)
+            if existing is not None and similarity < settings.same_slot_similarity:
+                if self._key(value, slot) != existing.key:
+                    self.pending(value, existing, similarity)
+                return
+        if (
+            existing is not None
+            and not forced
+            and value.confidence < settings.choice_review_confidence
+        ) and normalise(value.value) != normalise(str(existing.attr("value"))):
+            self.pending(value, existing, value.confidence)
+            return
+        attrs = _attributes(value, slot, self.facts.intent)
+        label = f"{slot}: {'not ' if value.negated else ''}{value.value}"
+        node = self._new_node(NodeType.CONSTRAINT, self._key(value, slot), label, attrs)
+        self.change.constraints.append(node.id)
+        if value.time_marker == "used to":  # said as no longer true: kept, not in force
+            self._set(node, deprecated=True)
+            return
+        if self.ctx.goal_id is not None:
+            self._edge(self.ctx.goal_id, EdgeType.SATISFIES, node.id, label)
+        if existing is not None and existing.id != node.id:
+            self.supersede(node, existing)
+        if self.facts.intent == labels.CHANGE and self.ctx.goal_id is not None:
+            for ref in graph.out_edges(self.ctx.goal_id, EdgeType.REFERENCES):
+                if ref.active and graph.node(ref.target).attr("kind") in _TRANSACTION_KINDS:
+                    self._edge(node.id, EdgeType.MODIFIES, ref.target)
+
+    def _key(self, value: SlotValue, slot: str) -> str:
+        if value.number is not None:
+            amount = f"{value.number:g} {value.unit or ''} {value.per or ''}"
+        else:
+            amount = value.resolved or value.value
+        neg = "not " if value.negated else ""
+        return f"{value.subject}|{slot}|{neg}{normalise(amount)}"
+
+    def _similar_slot(self, value: SlotValue) -> tuple[Node | None, str, float]:
+        """The active constraint whose slot is nearest to this value's (same subject, a
+        compatible kind), its slot and the similarity; a bare amount in a change ("make it
+        250") is for the subject's most recent amount."""
+        best: tuple[Node | None, str, float] = (None, value.slot, 0.0)
+        numeric = value.kind in NUMERIC
+        candidates = [
+            (slot, node)
+            for _, slot, node in self.graph.active_slots(value.subject)
+            if (node.attr("kind") in NUMERIC) == numeric
+        ]
+        if value.topic is None and numeric and self.facts.intent == labels.CHANGE and candidates:
+            slot, node = max(candidates, key=lambda c: c[1].recorded_at)
+            return node, slot, 1.0
+        for slot, node in candidates:
+            similarity = self.ctx.slot_similarity(value.slot, slot)
+            if similarity > best[2]:
+                best = (node, slot, similarity)
+        if best[2] < self.ctx.settings.review_similarity:
+            return None, value.slot, best[2]
+        return best
+
+    def supersede(self, new: Node, old: Node) -> None:
+        self._edge(new.id, EdgeType.CONFLICTS_WITH, old.id, f"{new.label} replaces {old.label}")
+        self._set(old, deprecated=True)
+        for edge in self.graph.in_edges(old.id, EdgeType.SATISFIES):
+            self._invalidate(edge)
+        self.applied.deprecated.append(old.id)
+        self.applied.conflicts.append((new.id, old.id))
+        self.change.deprecated.append(old.id)
+
+    def pending(self, value: SlotValue, existing: Node, similarity: float) -> None:
+        attrs = tuple(
+            (k, getattr(value, k)) for k in sorted(_SLOT_FIELDS) if getattr(value, k) is not None
+        )
+        self.applied.pending.append(
+            PendingReview(
+                value.subject, value.slot, value.value, existing.id, str(existing.attr("slot")),
+                str(existing.attr("value")), round(similarity, 3), self.turn,
+                self.memory[0] if self.memory else None, attrs,
+            )
+        )  # fmt: skip
+
+    # -- confirm and forget ------------------------------------------------------------
+    def validate(self) -> None:
+        last = next((c for c in reversed(self.ctx._changes) if c.constraints), None)
+        if last is None:
+            return
+        for ident in last.constraints:
+            if self.graph.node(ident).active:
+                self._edge(self.graph.user_id, EdgeType.VALIDATES, ident)
+
+    def forget(self, topic: str | None) -> None:
+        if topic:
+            targets = [
+                n
+                for n in self.graph.mentioning(topic)
+                if n.type in (NodeType.CONSTRAINT, NodeType.ENTITY) and not n.soft_deleted
+            ]
+            restore: list[str] = []
+        else:
+            change = next(
+                (c for c in reversed(self.ctx._changes) if c.speaker == self.facts.speaker), None
+            )
+            if change is None:
+                return
+            self.ctx._changes.remove(change)
+            targets = [self.graph.node(i) for i in change.added]
+            targets = [n for n in targets if n.type is not NodeType.USER and not n.soft_deleted]
+            restore = change.deprecated
+        for node in targets:
+            self._set(node, soft=True)
+            for edge in (*self.graph.in_edges(node.id), *self.graph.out_edges(node.id)):
+                self._invalidate(edge, soft=True)
+            self.applied.forgotten.append(node.id)
+            if self.ctx.goal_id == node.id:
+                self.ctx.goal_id = None
+        for ident in restore:  # what the forgotten change had replaced is in force again
+            node = self.graph.node(ident)
+            if node.soft_deleted or not node.deprecated:
+                continue
+            slot_holder = self.graph.active_for_slot(
+                str(node.attr("subject")), str(node.attr("slot"))
+            )
+            if node.type is NodeType.CONSTRAINT and slot_holder is not None:
+                continue
+            self._set(node, deprecated=False)
+            for edge in self.graph.in_edges(ident):
+                if edge.deprecated and not edge.soft_deleted:
+                    self._edge(edge.source, edge.type, edge.target)
+            if node.type is NodeType.GOAL:
+                self.ctx.goal_id = ident
+            self.applied.restored.append(ident)
+
+
+_TRANSACTION_KINDS = frozenset(
+    {"order", "purchase", "booking", "reservation", "rental", "shipment", "return"}
+)
+
+
+def _attributes(value: SlotValue, slot: str, intent: str) -> dict[str, Scalar]:
+    attrs: dict[str, Scalar] = {
+        "subject": value.subject,
+        "slot": slot,
+        "value": value.value,
+        "kind": value.kind,
+        "number": value.number,
+        "unit": value.unit,
+        "per": value.per,
+        "resolved": value.resolved,
+        "time_marker": value.time_marker,
+        "negated": value.negated,
+        "topic": value.topic,
+        "confidence": value.confidence,
+        "intent": intent,
+    }
+    return {k: v for k, v in attrs.items() if v is not None and v is not False}
+
+
+def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
+    """Mean shortest-path length (hops over active edges, either direction) between pairs
+    of active entities that are connected; 0 with fewer than two. At most ``limit``
+    entities are measured, so the check stays bounded."""
+    entities = [n.id for n in graph.nodes(NodeType.ENTITY)][:limit]
+    if len(entities) < 2:
+        return 0.0
+    wanted = set(entities)
+    total = pairs = 0
+    for start in entities:
+        seen = {start: 0}
+        frontier = [start]
+        while frontier:
+            nxt = []
+            for current in frontier:
+                for edge in (*graph.out_edges(current), *graph.in_edges(current)):
+                    if not edge.active:
+                        continue
+                    other = edge.target if edge.source == current else edge.source
+                    if other not in seen and graph.node(other).active:
+                        seen[other] = seen[current] + 1
+                        nxt.append(other)
+            frontier = nxt
+        for other, hops in seen.items():
+            if other in wanted and other != start:
+                total += hops
+                pairs += 1
+    return total / pairs if pairs else 0.0
