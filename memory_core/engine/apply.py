@@ -114,13 +114,14 @@ def save_checkpoint(
     atlas: ElasticMemoryAtlas, path: str | Path, position: Callable[[], int] | None = None
 ) -> Checkpoint:
     """Write a snapshot; ``position()`` and the counts are read at the instant of the copy
-    (under the lock). Encoding and writing happen outside the lock, as in
-    ``save_snapshot``."""
+    (under the lock, held briefly). The vectors are gathered, and everything is encoded
+    and written, outside it, as in ``save_snapshot``."""
     with atlas.lock:
         state = atlas._s
-        captured = snapshot.capture(state)
+        frozen = snapshot.freeze(state)
         seen = None if position is None else position()
         counts = (len(state.table), len(state.edges), tuple(state.sessions))
+    captured = snapshot.complete(frozen, atlas.lock)
     return Checkpoint(snapshot.write(captured, Path(path)), seen, *counts)
 
 

@@ -12,7 +12,7 @@ import math
 import random
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,13 @@ from memory_core.engine.events import (
     SessionEnded,
     StatusChanged,
     SummaryCreated,
+)
+from memory_core.engine.families import (
+    NOVELTY_FREE,
+    build_index,
+    family_key,
+    novelty,
+    plan_fold,
 )
 from memory_core.engine.graph import EdgeStore
 from memory_core.engine.importance import (
@@ -85,6 +92,8 @@ class _Write:
     pinned: bool
     provenance: tuple[str, ...]
     links_to: tuple[str, ...]
+    explicit_importance: bool = False
+    """The caller set the importance: no estimator or family novelty changes it."""
 
 
 class ElasticMemoryAtlas:
@@ -713,12 +722,13 @@ class ElasticMemoryAtlas:
     def save_snapshot(self, path: str | Path) -> Path:
         """Write nodes, edges, weights, embeddings, config and clock time to one file.
 
-        Only the copy is taken under the lock; compressing and writing happen outside
-        it, so a recorder's periodic snapshot barely delays the agent's own calls.
+        Only a short copy is taken under the lock (the vectors are gathered after it, a
+        chunk at a time; ``snapshot.capture``); encoding and writing happen outside it,
+        so a recorder's periodic snapshot barely delays the agent's own calls.
         """
         with self._lock:
-            captured = snapshot.capture(self._s)
-        return snapshot.write(captured, Path(path))
+            frozen = snapshot.freeze(self._s)
+        return snapshot.write(snapshot.complete(frozen, self._lock), Path(path))
 
     @classmethod
     def load_snapshot(
@@ -778,6 +788,7 @@ class ElasticMemoryAtlas:
             pinned=bool(pinned),
             provenance=check.string_tuple(provenance, "provenance"),  # type: ignore[arg-type]
             links_to=check.string_tuple(links_to, "links_to"),  # type: ignore[arg-type]
+            explicit_importance=importance is not None,
         )
 
     def _vectors(
@@ -801,6 +812,10 @@ class ElasticMemoryAtlas:
         s, cfg, table = self._s, self.config, self._s.table
         now = self.clock.now()
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
+        family = None
+        if write.kind is MemoryKind.SESSION and not write.pinned:  # a line of a family
+            family, _ = family_key(session.code, write.content)
+            write = self._novel(family, write)
         sims, neighbours = nearest(s, vector, cfg.max_auto_links + 1, session.code)
         if (
             allow_merge
@@ -808,7 +823,10 @@ class ElasticMemoryAtlas:
             and sims[0] >= cfg.merge_threshold
             and table.status[neighbours[0]] == ACTIVE_CODE
         ):
-            return self._merge_into(int(neighbours[0]), write, float(sims[0]), now)
+            repeated = family is not None and s.families.get(family).seen > NOVELTY_FREE
+            return self._merge_into(
+                int(neighbours[0]), write, float(sims[0]), now, reinforce=not repeated
+            )
         node_id = s.new_id()
         slot = table.allocate(node_id)
         table.session[slot] = session.code
@@ -846,6 +864,8 @@ class ElasticMemoryAtlas:
         session.last_id = node_id
         self._enter_working(session, node_id)
         self._refresh_weight(np.array([slot]))
+        if family is not None:
+            s.families.add_member(family, slot)
         s.counters["added"] += 1
         self._emit(
             MemoryAdded,
@@ -859,15 +879,70 @@ class ElasticMemoryAtlas:
             provenance=write.provenance,
             embedding=vector.tobytes(),  # float32 as indexed: a follower adds the same
         )
+        if (
+            family is not None
+            and cfg.family_fold_at is not None
+            and len(s.families.get(family).members) >= cfg.family_fold_at
+        ):
+            self._fold_family(family, keep=slot, session=session)
         forgetting.enforce_capacity(s, protect=slot, now=now)
         node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
         self.maybe_decay()
         return node
 
-    def _merge_into(self, slot: int, write: _Write, similarity: float, now: float) -> MemoryNode:
+    def _novel(self, key: str, write: _Write) -> _Write:
+        """Count a line into its family; its importance shrinks with the lines seen before
+        (``families.novelty``) unless the caller set it."""
+        index = self._s.families if self._s.families.built else build_index(self._s)
+        family = index.get(key)
+        family.seen += 1
+        if write.explicit_importance:
+            return write
+        family.importance = max(family.importance, write.importance)
+        return replace(write, importance=write.importance * novelty(family.seen - 1))
+
+    def _fold_family(self, key: str, *, keep: int, session: SessionState) -> None:
+        """Fold a family's older lines into one summary (``families.plan_fold``)."""
+        fold = plan_fold(self._s, key, keep)
+        if fold is None:
+            return
+        write = _Write(
+            content=fold.text,
+            session_id=session.id,
+            kind=MemoryKind.SUMMARY,
+            metadata=fold.metadata,
+            importance=fold.importance,
+            confidence=1.0,
+            expires=math.inf,
+            pinned=False,
+            provenance=fold.provenance,
+            links_to=(),
+            explicit_importance=True,
+        )
+        now = self.clock.now()
+        vector = self._vectors([write.content], None)[0]
+        table = self._s.table
+        source_ids = tuple(str(table.ids[s]) for s in fold.slots.tolist())
+        node = self._insert(write, vector, allow_merge=False, auto_link=False)
+        # what the insert's capacity check or decay pass left of the folded lines
+        left = np.array([table.slot_of[i] for i in source_ids if i in table.slot_of], np.int64)
+        forgetting.remove(self._s, left, EvictionReason.MERGED, now)
+        if node.id in table.slot_of:
+            self._s.families.set_summary(key, table.slot_of[node.id])
+        self._emit(
+            SummaryCreated,
+            session_id=session.id,
+            node_id=node.id,
+            source_ids=source_ids,
+            content=fold.text,
+        )
+
+    def _merge_into(
+        self, slot: int, write: _Write, similarity: float, now: float, *, reinforce: bool = True
+    ) -> MemoryNode:
         s, table = self._s, self._s.table
         table.provenance[slot] = tuple(dict.fromkeys((*table.provenance[slot], *write.provenance)))
-        meta = table.metadata[slot] or {}
+        meta = dict(table.metadata[slot] or {})  # replaced, never edited: snapshots share it
         meta["merged_count"] = int(meta.get("merged_count", 0)) + 1
         table.metadata[slot] = meta
         table.confidence[slot] = max(float(table.confidence[slot]), write.confidence)
@@ -875,7 +950,8 @@ class ElasticMemoryAtlas:
         table.pinned[slot] |= write.pinned
         for target in write.links_to:
             s.edges.link(slot, table.slot_of[target], Relation.RELATED_TO, 1.0)
-        self._reinforce(np.array([slot]), now)
+        if reinforce:  # a family's repeats add provenance, not weight
+            self._reinforce(np.array([slot]), now)
         session = s.sessions[s.session_of(slot)]
         self._enter_working(session, str(table.ids[slot]))
         s.counters["merged"] += 1

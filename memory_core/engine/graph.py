@@ -139,22 +139,21 @@ class EdgeStore:
     def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every relation as (source slots, target slots, relation codes, strengths), in
         ``all_relations`` order (what a snapshot stores)."""
+        return self.freeze().columns()
+
+    def freeze(self) -> FrozenEdges:
+        """A copy of the live pairs, cheap to take (a few array gathers): a snapshot takes
+        it under the atlas lock and builds the columns after releasing it."""
         pos = np.flatnonzero(self._alive[: self._n])
-        if not self._more:
-            first, second = self._ends[2 * pos], self._ends[2 * pos + 1]
-            forward = self._forward[pos]
-            return (
-                np.where(forward, first, second).astype(np.int64),
-                np.where(forward, second, first).astype(np.int64),
-                self._rel[pos].copy(),
-                self._rel_strength[pos].copy(),
-            )
-        rows = list(self.all_relations())
-        return (
-            np.array([r[0] for r in rows], dtype=np.int64),
-            np.array([r[1] for r in rows], dtype=np.int64),
-            np.array([_CODE[r[2]] for r in rows], dtype=np.int8),
-            np.array([r[3] for r in rows], dtype=np.float64),
+        more = {p: dict(rels) for p, rels in self._more.items()}  # a pair's dict changes
+        return FrozenEdges(
+            pos,
+            self._ends[2 * pos],
+            self._ends[2 * pos + 1],
+            self._forward[pos],
+            self._rel[pos],
+            self._rel_strength[pos],
+            more,
         )
 
     def load(
@@ -345,6 +344,50 @@ class EdgeStore:
         self._head = _grown(self._head, size, -1)
         self._tail = _grown(self._tail, size, -1)
         self._present = _grown(self._present, size, 0)
+
+
+class FrozenEdges:
+    """The live pairs of an ``EdgeStore`` at one instant (its own arrays, nothing shared)."""
+
+    __slots__ = ("_first", "_forward", "_more", "_pos", "_rel", "_rel_strength", "_second")
+
+    def __init__(
+        self,
+        pos: np.ndarray,
+        first: np.ndarray,
+        second: np.ndarray,
+        forward: np.ndarray,
+        rel: np.ndarray,
+        rel_strength: np.ndarray,
+        more: dict[int, _Rels],
+    ) -> None:
+        self._pos, self._first, self._second = pos, first, second
+        self._forward, self._rel, self._rel_strength, self._more = forward, rel, rel_strength, more
+
+    def columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(sources, targets, codes, strengths) of every relation, pairs in position order
+        and a pair's relations in linking order: one row per single-relation pair,
+        vectorised; the few pairs with several relations expanded in Python."""
+        first, second, forward = self._first, self._second, self._forward
+        sources = np.where(forward, first, second).astype(np.int64)
+        targets = np.where(forward, second, first).astype(np.int64)
+        codes, strengths = self._rel.copy(), self._rel_strength.copy()
+        if not self._more:
+            return sources, targets, codes, strengths
+        keys = sorted(self._more)
+        at = np.searchsorted(self._pos, keys)
+        counts = np.ones(len(self._pos), dtype=np.int64)
+        counts[at] = [len(self._more[k]) for k in keys]
+        row_of = np.repeat(np.arange(len(self._pos)), counts)
+        out = [sources[row_of], targets[row_of], codes[row_of], strengths[row_of]]
+        starts = np.cumsum(counts) - counts
+        for key, i in zip(keys, at.tolist(), strict=True):
+            a, b = int(first[i]), int(second[i])
+            for j, (relation, (source, strength)) in enumerate(self._more[key].items()):
+                row = int(starts[i]) + j
+                out[0][row], out[1][row] = source, b if source == a else a
+                out[2][row], out[3][row] = _CODE[relation], strength
+        return out[0], out[1], out[2], out[3]
 
 
 def _grown(array: np.ndarray, size: int, fill: int) -> np.ndarray:

@@ -17,6 +17,7 @@ the new one. Ids are non-negative ints (the atlas's slots), id -> label an array
 from __future__ import annotations
 
 import functools
+from contextlib import AbstractContextManager
 from typing import Any
 
 import faiss
@@ -36,6 +37,40 @@ _SWIG: Any = faiss
 def _single_threaded() -> None:
     # one query at a time: OpenMP fan-out costs more than it saves on 2 cores
     faiss.omp_set_num_threads(1)
+
+
+def _rows(index: Any, hnsw: bool, dim: int) -> np.ndarray:
+    """Zero-copy view of every row stored in a FAISS flat or HNSW-flat ``index`` (valid
+    until the next add to that index object)."""
+    flat: Any = faiss.downcast_index(index.storage) if hnsw else index
+    n = int(flat.ntotal)
+    view: np.ndarray = faiss.rev_swig_ptr(flat.get_xb(), n * dim)
+    return view.reshape(n, dim)
+
+
+class PinnedRows:
+    """Some stored vectors, to be read later without holding a lock throughout.
+
+    A row never changes once added: adds append, deletions tombstone, a rebuild makes a
+    new index object (this keeps the old one alive). So ``read`` returns the vectors as
+    they were when pinned. An add may move the storage, though: each chunk is gathered
+    under ``lock`` (the lock every add takes), which is never held for long.
+    """
+
+    __slots__ = ("_dim", "_hnsw", "_index", "labels")
+
+    CHUNK = 8192
+
+    def __init__(self, index: Any, hnsw: bool, dim: int, labels: np.ndarray) -> None:
+        self._index, self._hnsw, self._dim, self.labels = index, hnsw, dim, labels
+
+    def read(self, lock: AbstractContextManager[Any]) -> np.ndarray:
+        out = np.empty((len(self.labels), self._dim), dtype=np.float32)
+        for start in range(0, len(self.labels), self.CHUNK):
+            stop = start + self.CHUNK
+            with lock:
+                out[start:stop] = _rows(self._index, self._hnsw, self._dim)[self.labels[start:stop]]
+        return out
 
 
 def _grown(array: np.ndarray, size: int, fill: int | bool) -> np.ndarray:
@@ -202,16 +237,29 @@ class VectorIndex:
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors of ``ids`` (a copy)."""
-        keys = np.asarray(ids, dtype=np.int64).reshape(-1)
-        if not len(keys):
+        labels = self._labels(ids)
+        if not len(labels):
             return np.empty((0, self._dim), dtype=np.float32)
+        vectors: np.ndarray = self._stored()[labels]
+        return vectors
+
+    def pin(self, ids: np.ndarray) -> PinnedRows:
+        """The stored vectors of ``ids``, to ``read`` later (a snapshot copies them
+        outside the atlas lock, a chunk at a time)."""
+        return PinnedRows(self._index, self._hnsw, self._dim, self._labels(ids))
+
+    def pin_labels(self, labels: np.ndarray) -> PinnedRows:
+        """Like ``pin``, by FAISS label (``graph`` gives them: deleted vectors too)."""
+        return PinnedRows(self._index, self._hnsw, self._dim, labels)
+
+    def _labels(self, ids: np.ndarray) -> np.ndarray:
+        keys = np.asarray(ids, dtype=np.int64).reshape(-1)
         inside = keys < len(self._label_of)
         labels = np.full(len(keys), -1, dtype=np.int64)
         labels[inside] = self._label_of[keys[inside]]
         if (labels < 0).any():
             raise IndexError_(f"vector for id {int(keys[labels < 0][0])} is not in the index")
-        vectors: np.ndarray = self._stored()[labels]
-        return vectors
+        return labels
 
     def _search(
         self, queries: np.ndarray, k: int, scope: np.ndarray | None = None, n_scope: int = 0
@@ -261,11 +309,7 @@ class VectorIndex:
 
     def _stored(self) -> np.ndarray:
         """Zero-copy view of every stored row (valid until the next add or rebuild)."""
-        index: Any = self._index
-        flat: Any = faiss.downcast_index(index.storage) if self._hnsw else index
-        n = int(flat.ntotal)
-        view: np.ndarray = faiss.rev_swig_ptr(flat.get_xb(), n * self._dim)
-        return view.reshape(n, self._dim)
+        return _rows(self._index, self._hnsw, self._dim)
 
     def _live_labels(self) -> np.ndarray:
         return np.flatnonzero(self._live[: self._index.ntotal])

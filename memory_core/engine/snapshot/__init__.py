@@ -9,7 +9,7 @@ inside). Index structures are never stored: restore hands the loaded vectors and
 to the atlas's own ``AtlasState.index``.
 """
 
-from memory_core.engine.snapshot.capture import Capture, capture, write
+from memory_core.engine.snapshot.capture import Capture, Frozen, capture, complete, freeze, write
 from memory_core.engine.snapshot.layout import FORMAT
 from memory_core.engine.snapshot.legacy import FORMAT as LEGACY_FORMAT
 from memory_core.engine.snapshot.load import SnapshotData, read
@@ -23,9 +23,12 @@ __all__ = [
     "FORMAT",
     "READABLE_VERSIONS",
     "Capture",
+    "Frozen",
     "SnapshotData",
     "add_sections",
     "capture",
+    "complete",
+    "freeze",
     "read",
     "read_sections",
     "restore",

@@ -28,26 +28,25 @@ _CHUNK = 8192
 
 def capture(
     index: Any, ids: np.ndarray, row_of: np.ndarray
-) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """(header entry, members) of an HNSW ``index`` whose label ``i`` holds id ``ids[i]``
-    (-1: deleted); ``row_of`` maps an id (slot) to its row in the snapshot."""
+) -> tuple[dict[str, Any], dict[str, np.ndarray], np.ndarray]:
+    """(header entry, members, labels of the deleted vectors) of an HNSW ``index`` whose
+    label ``i`` holds id ``ids[i]`` (-1: deleted); ``row_of`` maps an id (slot) to its
+    row in the snapshot. The deleted vectors themselves (``graph_deleted``) are the
+    caller's to read: they never change, so they can be copied after the lock is gone;
+    the links can (an insert rewires its neighbours), so they are copied here."""
     hnsw: Any = index.hnsw
-    deleted = np.flatnonzero(ids < 0)
     rows = np.where(ids >= 0, row_of[np.maximum(ids, 0)], -1)
-    storage = faiss.downcast_index(index.storage)
     header = {
         "m": int(hnsw.nb_neighbors(1)),
         "entry_point": int(hnsw.entry_point),
         "max_level": int(hnsw.max_level),
     }
-    return header, {
+    members: dict[str, np.ndarray] = {
         "graph_rows": rows.astype(np.int64),
-        "graph_deleted": storage.reconstruct_batch(deleted)
-        if len(deleted)
-        else np.zeros((0, index.d), np.float32),
-        "graph_levels": faiss.vector_to_array(hnsw.levels).astype(np.int32),
-        "graph_neighbors": faiss.vector_to_array(hnsw.neighbors).astype(np.int32),
+        "graph_levels": faiss.vector_to_array(hnsw.levels).astype(np.int32, copy=False),
+        "graph_neighbors": faiss.vector_to_array(hnsw.neighbors).astype(np.int32, copy=False),
     }
+    return header, members, np.flatnonzero(ids < 0)
 
 
 def check(header: Any, arrays: dict[str, np.ndarray], n: int, dim: int, m: int) -> None:

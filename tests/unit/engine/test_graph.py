@@ -199,3 +199,23 @@ def test_load_merges_rows_of_one_pair_as_link_does() -> None:
     assert table.degree[:3].tolist() == [1, 2, 1]
     with pytest.raises(ValueError, match="without edges"):
         loaded.load(np.array([0]), np.array([2]), np.array([0], np.int8), np.array([1.0]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_columns_list_all_relations_in_order_and_a_freeze_keeps_its_instant(seed: int) -> None:
+    """The vectorised columns (pairs with several relations expanded) are all_relations
+    row by row; a frozen copy does not see links made after it (a snapshot's instant)."""
+    _, edges = replayed(random_ops(seed))
+    expected = list(edges.all_relations())
+    assert any(len(rels) > 1 for rels in edges._more.values())  # the expanded path runs
+    frozen = edges.freeze()
+    for a in range(0, 60, 7):  # later changes, also to pairs with several relations
+        edges.link(a, (a + 1) % 60, Relation.CAUSAL, 0.125)
+        edges.remove_node((a + 3) % 60)
+    sources, targets, codes, strengths = frozen.columns()
+    rows = list(
+        zip(sources.tolist(), targets.tolist(), codes.tolist(), strengths.tolist(), strict=True)
+    )
+    relations = list(Relation)
+    assert [(s, t, relations[c], st) for s, t, c, st in rows] == expected
+    assert codes.dtype == np.int8 and sources.dtype == np.int64
