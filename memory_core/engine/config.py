@@ -186,6 +186,15 @@ class AtlasConfig:
         "Default action of end_session: keep, fade, purge or summarize (summary then fade).",
         choices=SESSION_END_MODES,
     )
+    family_fold_at: int | None = _f(
+        8,
+        "forgetting",
+        "Lines of one template (differing only in numbers, ids, times) a session holds before "
+        "the older ones fold into one summary with their ranges (None = never fold).",
+        low=2,
+        high=100_000,
+        optional=True,
+    )
     # linking
     link_threshold: float = _f(
         0.55,

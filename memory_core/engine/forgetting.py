@@ -221,6 +221,7 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
                 session.working.remove(str(table.ids[slot]))
             state.edges.remove_node(slot)
             table.release(slot)
+    state.families.discard(slots)
     state.counters[f"evicted:{reason.value}"] += len(slots)
     return len(slots)
 

@@ -12,6 +12,7 @@ from memory_core.embedding.base import Embedder
 from memory_core.engine.clock import Clock
 from memory_core.engine.config import AtlasConfig
 from memory_core.engine.events import EventBus
+from memory_core.engine.families import FamilyIndex
 from memory_core.engine.graph import EdgeStore
 from memory_core.engine.index import LexicalIndex, VectorIndex
 from memory_core.engine.table import NodeTable
@@ -47,6 +48,8 @@ class AtlasState:
     session_names: list[str | None] = field(default_factory=list)
     counters: Counter[str] = field(default_factory=Counter)
     last_decay: float = 0.0
+    families: FamilyIndex = field(default_factory=FamilyIndex)
+    """Templated lines by family (derived from the texts; ``engine.families``)."""
 
     def session_of(self, slot: int) -> str:
         return str(self.session_names[int(self.table.session[slot])])
