@@ -377,7 +377,7 @@ def build_graph(
         )
     net.set_options(json.dumps(_OPTIONS))
     return GraphView(
-        html=_render(net),
+        html=render_network(net),
         drawn=tuple(n.id for n in kept),
         hidden=hidden,
         edge_count=len(drawn_edges),
@@ -467,7 +467,7 @@ def _template() -> Template:
     return template
 
 
-def _render(net: Network) -> str:
+def render_network(net: Network) -> str:
     """pyvis's template with the innerHTML popup forced off, then made self-contained."""
     nodes, edges, heading, height, width, options = net.get_network_data()
     html: str = _template().render(

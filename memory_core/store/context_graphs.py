@@ -41,6 +41,7 @@ class ContextNodeRecord:
 
     id: str
     version: int
+    seq: int
     type: str
     label: str
     key: str = ""
@@ -63,6 +64,7 @@ class ContextEdgeRecord:
 
     id: str
     version: int
+    seq: int
     type: str
     source: str
     target: str
@@ -82,7 +84,7 @@ class ContextEdgeRecord:
 
 @dataclass(frozen=True, slots=True)
 class StoredGraph:
-    """Every stored version of one graph, ordered by id then version."""
+    """Every stored version of one graph, each kind in log order (``seq``)."""
 
     graph_id: str
     nodes: tuple[ContextNodeRecord, ...]
@@ -140,6 +142,8 @@ def _check_versions(
             raise InputError(f"{where}.version", f"must be an integer, got {record.version!r}")
         if record.version < 0:
             raise InputError(f"{where}.version", f"must be >= 0, got {record.version}")
+        if isinstance(record.seq, bool) or not isinstance(record.seq, int):
+            raise InputError(f"{where}.seq", f"must be an integer, got {record.seq!r}")
         if record.type not in types:
             raise InputError(f"{where}.type", f"{record.type!r} is not one of {', '.join(types)}")
         for name in ("recorded_at", "valid_at", "invalid_at", "expired_at"):
@@ -159,7 +163,7 @@ def _check_versions(
 
 
 def _ordered(records: Iterable[Record]) -> tuple[Record, ...]:
-    return tuple(sorted(records, key=lambda r: (r.id, r.version)))
+    return tuple(sorted(records, key=lambda r: (r.seq, r.id, r.version)))
 
 
 class MemoryContextGraphRepository:
@@ -234,6 +238,7 @@ def _row_values(graph_id: str, record: ContextNodeRecord | ContextEdgeRecord) ->
         graph_id=graph_id,
         id=record.id,
         version=record.version,
+        seq=record.seq,
         attributes=dict(record.attributes),
         turns=list(record.turns),
         memory_ids=list(record.memory_ids),
@@ -258,6 +263,7 @@ def _common(row: ContextNodeRow | ContextEdgeRow) -> dict[str, Any]:
     values.update(
         id=row.id,
         version=row.version,
+        seq=row.seq,
         attributes=dict(row.attributes),
         turns=tuple(row.turns),
         memory_ids=tuple(row.memory_ids),
@@ -300,12 +306,12 @@ class SqlContextGraphRepository:
             nodes = s.scalars(
                 select(ContextNodeRow)
                 .where(ContextNodeRow.graph_id == graph_id)
-                .order_by(ContextNodeRow.id, ContextNodeRow.version)
+                .order_by(ContextNodeRow.seq, ContextNodeRow.id, ContextNodeRow.version)
             ).all()
             edges = s.scalars(
                 select(ContextEdgeRow)
                 .where(ContextEdgeRow.graph_id == graph_id)
-                .order_by(ContextEdgeRow.id, ContextEdgeRow.version)
+                .order_by(ContextEdgeRow.seq, ContextEdgeRow.id, ContextEdgeRow.version)
             ).all()
             if not nodes and not edges:
                 raise NotFoundError("context graph", graph_id)

@@ -34,6 +34,9 @@ class _Versioned:
     graph_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
     version: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    """Position in the graph's log (nodes and edges in one order): a graph is rebuilt by
+    replaying its versions in the order they were written."""
     type: Mapped[str] = mapped_column(String(20))
     label: Mapped[str] = mapped_column(Text)
     attributes: Mapped[dict[str, Any]] = mapped_column(JSONDocument)

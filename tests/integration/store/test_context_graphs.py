@@ -25,35 +25,37 @@ TABLES = {"context_nodes", "context_edges"}
 def hotel_graph(session: str = "trip", user: str = "ana") -> tuple[list, list]:  # type: ignore[type-arg]
     """A goal, the hotel limit said twice (the first version deprecated), one entity."""
     goal = ContextNodeRecord(
-        id="g-trip", version=0, type="Goal", label="book a trip to Lisbon", key="trip lisbon",
+        id="g-trip", version=0, seq=0, type="Goal", label="book a trip to Lisbon", key="trip lisbon",
         user_id=user, session_id=session, valid_at=T0, turns=(0,), memory_ids=("m0",),
     )  # fmt: skip
     limit = ContextNodeRecord(
-        id="c-hotel", version=0, type="Constraint", label="hotel limit: 150 EUR per night",
+        id="c-hotel", version=0, seq=1, type="Constraint", label="hotel limit: 150 EUR per night",
         attributes={"slot": "hotel limit", "value": "150 EUR per night", "amount": 150.0},
         user_id=user, session_id=session, valid_at=T0, turns=(1,), memory_ids=("m1",),
     )  # fmt: skip
     replaced = replace(
         limit,
         version=1,
+        seq=5,
         deprecated=True,
         invalid_at=T0 + 300.0,
         expired_at=T0 + 300.0,
     )
     raised = ContextNodeRecord(
-        id="c-hotel-180", version=0, type="Constraint", label="hotel limit: 180 EUR per night",
+        id="c-hotel-180", version=0, seq=4, type="Constraint", label="hotel limit: 180 EUR per night",
         attributes={"slot": "hotel limit", "value": "180 EUR per night", "amount": 180.0},
         user_id=user, session_id=session, valid_at=T0 + 300.0,
         turns=(4, 5), memory_ids=("m4", "m5"), recorded_at=T0 + 300.0,
     )  # fmt: skip
     city = ContextNodeRecord(
-        id="e-lisbon", version=0, type="Entity", label="Lisbon", attributes={"kind": "GPE"},
+        id="e-lisbon", version=0, seq=2, type="Entity", label="Lisbon", attributes={"kind": "GPE"},
         user_id=user, session_id=session, valid_at=T0, turns=(0,), memory_ids=("m0",),
     )  # fmt: skip
     edges = [
         ContextEdgeRecord(
             id="g-trip>c-hotel",
             version=0,
+            seq=3,
             type="SATISFIES",
             source="g-trip",
             target="c-hotel",
@@ -65,6 +67,7 @@ def hotel_graph(session: str = "trip", user: str = "ana") -> tuple[list, list]: 
         ContextEdgeRecord(
             id="c-hotel-180>c-hotel",
             version=0,
+            seq=6,
             type="CONFLICTS_WITH",
             source="c-hotel-180",
             label="hotel limit 180 EUR replaces 150 EUR",
@@ -77,6 +80,7 @@ def hotel_graph(session: str = "trip", user: str = "ana") -> tuple[list, list]: 
         ContextEdgeRecord(
             id="g-trip>e-lisbon",
             version=0,
+            seq=7,
             type="REFERENCES",
             source="g-trip",
             target="e-lisbon",
@@ -93,9 +97,9 @@ def test_every_version_round_trips(any_store: Store) -> None:
     repo = any_store.context_graphs
     assert repo.save("atlas-1", nodes, edges) == 8
     stored = repo.load("atlas-1")
-    assert list(stored.nodes) == sorted(nodes, key=lambda n: (n.id, n.version))
-    assert list(stored.edges) == sorted(edges, key=lambda e: (e.id, e.version))
-    assert stored.nodes[1].valid_at == T0
+    assert list(stored.nodes) == sorted(nodes, key=lambda n: n.seq)  # log order
+    assert list(stored.edges) == sorted(edges, key=lambda e: e.seq)
+    assert stored.nodes[1].valid_at == T0 and stored.nodes[1].id == "c-hotel"
     assert repo.graph_ids() == ["atlas-1"]
 
 

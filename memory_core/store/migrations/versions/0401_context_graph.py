@@ -27,6 +27,7 @@ def _versioned(table: str, types: str, *extra: sa.Column) -> None:  # type: igno
         sa.Column("graph_id", sa.String(64), nullable=False),
         sa.Column("id", sa.String(64), nullable=False),
         sa.Column("version", sa.Integer(), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
         sa.Column("type", sa.String(20), nullable=False),
         sa.Column("label", sa.Text(), nullable=False),
         sa.Column("attributes", _JSON, nullable=False),
