@@ -16,11 +16,31 @@ from memory_core.testing import atlas_differences
 
 from .conftest import AtlasFactory
 
-
-WORDS = (
-    "river garden violin ledger harbor copper meadow lantern orchid basalt falcon quartz "
-    "tundra saffron glacier walnut pepper marble cobalt thistle canyon ember juniper"
-).split()
+WORDS = [
+    "river",
+    "garden",
+    "violin",
+    "ledger",
+    "harbor",
+    "copper",
+    "meadow",
+    "lantern",
+    "orchid",
+    "basalt",
+    "falcon",
+    "quartz",
+    "tundra",
+    "saffron",
+    "glacier",
+    "walnut",
+    "pepper",
+    "marble",
+    "cobalt",
+    "thistle",
+    "canyon",
+    "ember",
+    "juniper",
+]
 
 
 def _texts(rng: np.random.Generator, n: int) -> list[str]:

@@ -1,0 +1,92 @@
+"""Child process for the checkpoint kill test: a recorded atlas writes until killed.
+
+Every checkpoint announces itself (``checkpoint N``) between its copy under the lock and
+the rest of its work, and then dawdles there, so the parent can kill the process in the
+middle of one. After each add the child prints ``added <id>``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+import numpy as np
+
+from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+from memory_core.engine import snapshot
+from memory_core.store.live import LiveRecorder
+
+WORDS = [
+    "river",
+    "garden",
+    "violin",
+    "ledger",
+    "harbor",
+    "copper",
+    "meadow",
+    "lantern",
+    "orchid",
+    "basalt",
+    "falcon",
+    "quartz",
+    "tundra",
+    "saffron",
+    "glacier",
+    "walnut",
+    "pepper",
+    "marble",
+    "cobalt",
+    "thistle",
+    "canyon",
+    "ember",
+    "juniper",
+]
+
+
+_out = threading.Lock()
+
+
+def _say(line: str) -> None:
+    """One whole line at a time: the checkpoint thread and the agent both report."""
+    with _out:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def main(url: str) -> None:
+    complete = snapshot.complete
+    taken = 0
+
+    def dawdling(frozen: Any, lock: Any) -> Any:
+        nonlocal taken
+        taken += 1
+        _say(f"checkpoint {taken}")
+        time.sleep(0.15)
+        return complete(frozen, lock)
+
+    snapshot.complete = dawdling  # type: ignore[assignment]
+    clock = ManualClock(1_700_000_000.0)
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(episode_after_memories=None),
+        embedder=HashingEmbedder(64),
+        clock=clock,
+        importance="constant",
+    )
+    recorder = LiveRecorder.start(
+        atlas, url=url, name="killed", snapshot_every=0.2, snapshot_events=100
+    )
+    _say(f"atlas {recorder.atlas_id}")
+    rng = np.random.default_rng(3)
+    i = 0
+    while True:
+        node = atlas.add(" ".join(rng.choice(WORDS, size=7)) + f" {i}", session_id="s")
+        _say(f"added {node.id}")
+        clock.advance(1.0)
+        i += 1
+        time.sleep(0.002)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
