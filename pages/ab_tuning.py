@@ -17,12 +17,12 @@ from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.conversations import conversation_files
 from memory_core.dashboard.eviction_view import eviction_forecast
 from memory_core.dashboard.live import embedder_from_env, embedder_name
+from memory_core.dashboard.study_storage import ALLOW_ANY_ENV, STORAGE_URLS_ENV, storage_choices
 from memory_core.dashboard.sweep_view import (
     SweepJob,
     SweepOutcome,
     SweepRequest,
     arm_values,
-    default_storage,
     default_study_name,
     importance_caution,
     importance_figure,
@@ -303,16 +303,27 @@ def sweep_tab() -> None:
     capacity = right.slider("Sweep capacity (share of turns)", 0.05, 1.0, 0.25, 0.05)
     params = st.multiselect("Fields to search", list(EDITABLE_FIELDS), default=list(SWEEP_DEFAULT))
     with st.expander("Study storage"):
-        storage = st.text_input("Storage URL", value=default_storage())
+        offered = {c.url: c.label for c in storage_choices()}
+        storage = st.selectbox(
+            "Storage", list(offered), format_func=offered.__getitem__, key="sweep_storage"
+        )
+        other = st.text_input(
+            "Or another storage URL",
+            key="sweep_storage_other",
+            help=f"Refused unless the operator listed it in {STORAGE_URLS_ENV} or set "
+            f"{ALLOW_ANY_ENV}=1.",
+        )
         st.session_state.setdefault("sweep_study_name", default_study_name())
         study = st.text_input("Study name", key="sweep_study_name")
     job: SweepJob | None = st.session_state.get(SWEEP_JOB_KEY)
     run_col, stop_col = st.columns(2)
     if run_col.button("Run sweep", type="primary", disabled=bool(job and job.running) or not names):
+        if job is not None and not job.running:  # its error must not stay under a new one
+            st.session_state.pop(SWEEP_JOB_KEY, None)
         try:
             request = SweepRequest(
                 selected_files(names, available), base, tuple(params), trials, capacity, 10,
-                storage, study, embedder_name(),
+                other.strip() or storage or "", study, embedder_name(),
             )  # fmt: skip
         except AtlasError as exc:
             st.error(str(exc))

@@ -19,10 +19,11 @@ from typing import Any
 import optuna
 import plotly.express as px
 import plotly.graph_objects as go
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
+from memory_core.boundary import mask_secrets
 from memory_core.dashboard.background import BackgroundJob
+from memory_core.dashboard.limits import study_name
+from memory_core.dashboard.study_storage import check_storage, shown_url
 from memory_core.engine.config import AtlasConfig, field_names, preset
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.replay import ReplaySettings
@@ -35,14 +36,8 @@ from memory_core.harness.sweep import (
     sweep,
     trial_rows,
 )
-from memory_core.paths import data_dir
 
 MIN_TRIALS_FOR_IMPORTANCE = 2
-
-
-def default_storage() -> str:
-    """The page's study storage: a SQLite file next to the dashboard's database."""
-    return f"sqlite:///{data_dir() / 'sweeps.sqlite'}"
 
 
 def default_study_name(now: datetime | None = None) -> str:
@@ -50,11 +45,9 @@ def default_study_name(now: datetime | None = None) -> str:
 
 
 def public_url(url: str) -> str:
-    """The storage URL without its password (it is shown and saved)."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError as exc:
-        raise InputError("storage", f"not a SQLAlchemy URL: {url!r}") from exc
+    """The storage URL as it is shown and saved (``study_storage.shown_url``: password
+    masked, a data-folder file by its name)."""
+    return shown_url(url)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +70,8 @@ class SweepRequest:
             raise InputError("params", f"choose at least one of {', '.join(SEARCH_SPACE)}")
         if isinstance(self.trials, bool) or not 1 <= self.trials <= 1_000:
             raise InputError("trials", f"must be in [1, 1000], got {self.trials!r}")
-        if not self.study_name.strip():
-            raise InputError("study_name", "must not be empty")
-        if not self.storage.strip():
-            raise InputError("storage", "give an RDB URL, e.g. sqlite:///sweeps.sqlite")
+        study_name(self.study_name, "study_name")
+        check_storage(self.storage)  # offered or operator-allowed only: never /etc
         preset(self.base_preset)  # ConfigError lists the presets
 
 
@@ -162,7 +153,10 @@ class SweepJob(BackgroundJob[SweepOutcome]):
             )
             self.stage = "stopped" if self.cancelled() else "done"
         except AtlasError as exc:
-            self.error = str(exc)
+            self.error = mask_secrets(str(exc))
+            self.stage = "failed"
+        except Exception as exc:  # a driver error past the harness: shown, never a password
+            self.error = mask_secrets(f"the study storage failed: {type(exc).__name__}: {exc}")
             self.stage = "failed"
 
     def _outcome(

@@ -21,6 +21,7 @@ from typing import Any
 import optuna
 import sqlalchemy.exc
 
+from memory_core.boundary import mask_secrets
 from memory_core.embedding.registry import make_embedder
 from memory_core.engine.config import AtlasConfig, field_names
 from memory_core.errors import InputError
@@ -170,10 +171,12 @@ def rdb_storage(url: str, *, attempts: int = 5) -> optuna.storages.RDBStorage:
             return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
         except sqlalchemy.exc.IntegrityError as exc:
             if attempt == attempts:
-                raise InputError("storage", f"{url!r}: cannot create the tables ({exc})") from exc
+                raise InputError(
+                    "storage", mask_secrets(f"{url!r}: cannot create the tables ({exc})")
+                ) from exc
             time.sleep(0.2 * attempt)
         except Exception as exc:  # SQLAlchemy's URL/driver errors, translated at the boundary
-            raise InputError("storage", f"cannot open {url!r}: {exc}") from exc
+            raise InputError("storage", mask_secrets(f"cannot open {url!r}: {exc}")) from exc
     raise AssertionError("unreachable")
 
 
