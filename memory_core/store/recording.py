@@ -9,7 +9,7 @@ so ``atlas import recording`` can turn a recording into a conversation to replay
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from memory_core.embedding.base import Embedder
 from memory_core.engine.apply import save_checkpoint
 from memory_core.engine.clock import Clock
 from memory_core.engine.model import MemoryNode
-from memory_core.engine.snapshot import FORMAT, READABLE_VERSIONS
+from memory_core.engine.snapshot import FORMAT, READABLE_VERSIONS, add_sections
 from memory_core.engine.snapshot import read as read_snapshot
 from memory_core.errors import InputError
 from memory_core.store.records import EVICTED, SnapshotInfo, StoredEvent
@@ -40,14 +40,19 @@ def record_snapshot(
     atlas_id: str,
     label: str,
     position: Callable[[], int] | None = None,
+    sections: Callable[[], Mapping[str, bytes]] | None = None,
 ) -> SnapshotInfo:
     """Save ``atlas`` to a temp file and store its bytes with counts and sessions.
 
     With ``position`` (a recorder's event count, read at the instant of the copy) the
-    snapshot is a checkpoint: followers apply the events after ``event_seq``.
+    snapshot is a checkpoint: followers apply the events after ``event_seq``. With
+    ``sections`` what other parts keep beside the atlas (``store.context_io``) goes into
+    the same file.
     """
     with tempfile.TemporaryDirectory(prefix="atlas-snapshot-") as tmp:
         saved = save_checkpoint(atlas, Path(tmp) / "atlas.npz", position)
+        if sections is not None:
+            add_sections(saved.path, sections())
         data = saved.path.read_bytes()
     return repo.save(
         event_seq=saved.position,

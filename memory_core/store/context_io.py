@@ -1,0 +1,209 @@
+"""A task context graph into the store and into snapshots, and back, equal.
+
+The context package knows nothing of persistence and the store's tables know nothing of
+the context package's types; this module is the one place that turns a ``ContextGraph``
+(its ``to_records()``: every version in the order written) into the store's records and
+back with ``from_records``, so a round trip gives a graph with the same versions in the
+same order. In a snapshot the graph is the section ``context-graph`` (JSON), written into
+the same file as the atlas, so a stored snapshot row and its erasure cover both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_core.context.graph import ContextGraph
+from memory_core.engine.snapshot import add_sections, read_sections
+from memory_core.errors import InputError
+from memory_core.store.context_graphs import (
+    ContextEdgeRecord,
+    ContextGraphRepository,
+    ContextNodeRecord,
+    StoredGraph,
+)
+
+if TYPE_CHECKING:
+    from memory_core.embedding.base import Embedder
+    from memory_core.engine.atlas import ElasticMemoryAtlas
+    from memory_core.engine.clock import Clock
+
+SECTION = "context-graph"
+"""Name of the snapshot section holding the graph."""
+SECTION_FORMAT = "atlas-context/1"
+
+
+def graph_records(
+    graph: ContextGraph, *, session_id: str | None = None
+) -> tuple[list[ContextNodeRecord], list[ContextEdgeRecord]]:
+    """Every version of ``graph`` as store records; ``seq`` is its place in the log."""
+    nodes: list[ContextNodeRecord] = []
+    edges: list[ContextEdgeRecord] = []
+    for seq, record in enumerate(graph.to_records()):
+        common: dict[str, Any] = {
+            "id": record["id"],
+            "version": int(record["version"]),
+            "seq": seq,
+            "type": record["type"],
+            "user_id": graph.user,
+            "session_id": session_id,
+            "recorded_at": record.get("recorded_at"),
+            "soft_deleted": bool(record.get("soft_deleted", False)),
+            "turns": tuple(record.get("turns", ())),
+            "memory_ids": tuple(record.get("memories", ())),
+        }
+        if record["record"] == "node":
+            nodes.append(
+                ContextNodeRecord(
+                    label=record["label"],
+                    key=record.get("key", ""),
+                    attributes=dict(record.get("attributes") or {}),
+                    deprecated=bool(record.get("deprecated", False)),
+                    **common,
+                )
+            )
+        else:
+            edges.append(
+                ContextEdgeRecord(
+                    source=record["source"],
+                    target=record["target"],
+                    label=record.get("fact", ""),
+                    valid_at=record.get("valid_at"),
+                    invalid_at=record.get("invalid_at"),
+                    expired_at=record.get("expired_at"),
+                    deprecated=record.get("invalid_at") is not None,
+                    **common,
+                )
+            )
+    return nodes, edges
+
+
+def graph_from_stored(stored: StoredGraph) -> ContextGraph:
+    """Rebuild the graph from its stored versions (replayed in log order)."""
+    users = {n.user_id for n in stored.nodes if n.user_id}
+    users |= {e.user_id for e in stored.edges if e.user_id}
+    if len(users) > 1:
+        raise InputError("graph_id", f"{stored.graph_id} holds versions of several users")
+    log: list[tuple[int, dict[str, Any]]] = [(n.seq, _node_dict(n)) for n in stored.nodes]
+    log += [(e.seq, _edge_dict(e)) for e in stored.edges]
+    log.sort(key=lambda item: item[0])
+    return ContextGraph.from_records((r for _, r in log), user=users.pop() if users else "user")
+
+
+def _node_dict(node: ContextNodeRecord) -> dict[str, Any]:
+    return {
+        "record": "node",
+        "id": node.id,
+        "type": node.type,
+        "label": node.label,
+        "key": node.key,
+        "attributes": dict(node.attributes),
+        "version": node.version,
+        "recorded_at": node.recorded_at or 0.0,
+        "deprecated": node.deprecated,
+        "soft_deleted": node.soft_deleted,
+        "turns": list(node.turns),
+        "memories": list(node.memory_ids),
+    }
+
+
+def _edge_dict(edge: ContextEdgeRecord) -> dict[str, Any]:
+    return {
+        "record": "edge",
+        "id": edge.id,
+        "source": edge.source,
+        "target": edge.target,
+        "type": edge.type,
+        "fact": edge.label,
+        "valid_at": edge.valid_at or 0.0,
+        "invalid_at": edge.invalid_at,
+        "expired_at": edge.expired_at,
+        "soft_deleted": edge.soft_deleted,
+        "version": edge.version,
+        "recorded_at": edge.recorded_at or 0.0,
+        "turns": list(edge.turns),
+        "memories": list(edge.memory_ids),
+    }
+
+
+def save_graph(
+    repo: ContextGraphRepository,
+    graph_id: str,
+    graph: ContextGraph,
+    *,
+    session_id: str | None = None,
+) -> int:
+    """Store every version of ``graph`` under ``graph_id``; returns rows written."""
+    nodes, edges = graph_records(graph, session_id=session_id)
+    return repo.save(graph_id, nodes, edges)
+
+
+def load_graph(repo: ContextGraphRepository, graph_id: str) -> ContextGraph:
+    return graph_from_stored(repo.load(graph_id))
+
+
+def section_bytes(graph: ContextGraph) -> bytes:
+    """The graph as a snapshot section (JSON: its user and every version in order)."""
+    document = {"format": SECTION_FORMAT, "user": graph.user, "records": graph.to_records()}
+    return json.dumps(document, allow_nan=False, separators=(",", ":")).encode()
+
+
+def graph_from_section(data: bytes) -> ContextGraph:
+    try:
+        document = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(SECTION, f"is not JSON ({exc})") from exc
+    if not isinstance(document, dict) or document.get("format") != SECTION_FORMAT:
+        raise InputError(SECTION, f"must be an {SECTION_FORMAT} document")
+    records, user = document.get("records"), document.get("user")
+    if not isinstance(records, list) or not isinstance(user, str):
+        raise InputError(SECTION, "needs a 'user' string and a 'records' list")
+    return ContextGraph.from_records(records, user=user)
+
+
+def context_sections(graph: ContextGraph | None) -> Mapping[str, bytes]:
+    """What a snapshot of an atlas with this graph beside it carries besides the atlas."""
+    return {} if graph is None else {SECTION: section_bytes(graph)}
+
+
+def save_snapshot_with_context(
+    atlas: ElasticMemoryAtlas, graph: ContextGraph | None, path: str | Path
+) -> Path:
+    """``atlas.save_snapshot`` plus the graph in the same file, replaced atomically (a
+    crash leaves the old file or the new one, never half of one)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".atlas-", suffix=".npz", dir=target.parent)
+    os.close(fd)
+    try:
+        atlas.save_snapshot(tmp)
+        add_sections(Path(tmp), context_sections(graph))
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def load_snapshot_with_context(
+    path: str | Path, *, embedder: Embedder | None = None, clock: Clock | None = None
+) -> tuple[ElasticMemoryAtlas, ContextGraph | None]:
+    """The atlas and, when the snapshot carries one, its context graph."""
+    from memory_core.engine.atlas import ElasticMemoryAtlas
+
+    atlas = ElasticMemoryAtlas.load_snapshot(path, embedder=embedder, clock=clock)
+    return atlas, graph_in_snapshot(path)
+
+
+def graph_in_snapshot(path: str | Path) -> ContextGraph | None:
+    """The context graph a snapshot file carries, None when it has none."""
+    data = read_sections(Path(path)).get(SECTION)
+    return None if data is None else graph_from_section(data)
+
+
+SectionSource = Callable[[], Mapping[str, bytes]]
+"""Called while a snapshot is taken: the sections to add to it (``context_sections``)."""
