@@ -1,8 +1,11 @@
 """Which stored memories a statement contradicts: vector candidates, then a judge.
 
 Candidates come from the atlas's own retrieval (read-only, ``reinforce=False``) within
-one scope: the writing session, or everything of the same user (all sessions, narrowed
-to the write's ``user_id`` metadata when it has one). Only candidates at least
+one scope: the writing session, and under the ``user`` scope also the other sessions'
+memories of the same user (``user_id`` metadata). A memory with no user belongs to its
+session alone: a write that names no user is compared with its own session only, and a
+memory that names no user is never a candidate for another session's write — sessions
+that share no user never supersede each other. Only candidates at least
 ``min_similarity`` close by cosine are judged, so a judge (possibly an LLM) sees a
 handful of pairs per write, not the atlas. Pairs a reviewer declared compatible are
 skipped. A session summary is judged through the memories it quotes: a summary holds many
@@ -41,8 +44,8 @@ class DetectorConfig:
     Attributes:
         candidates: retrieved memories considered per statement.
         min_similarity: cosine below which a candidate is not judged (different topic).
-        scope: ``session`` compares within the writing session only; ``user`` across all
-            sessions of the atlas (of the same ``user_id`` when the write names one).
+        scope: ``session`` compares within the writing session only; ``user`` also across
+            the sessions of the same ``user_id`` (a write without one stays in its session).
     """
 
     candidates: int = 8
@@ -93,6 +96,13 @@ class ConflictDetector:
     def judge(self) -> ContradictionJudge:
         return self._judge
 
+    def user_scope(self, metadata: Mapping[str, Any] | None) -> Any:
+        """The user whose other sessions a write with ``metadata`` is compared across;
+        None keeps it in its own session (``session`` scope, or no ``user_id`` named)."""
+        if self.config.scope != "user":
+            return None
+        return (metadata or {}).get(USER_KEY)
+
     def check(
         self,
         text: str,
@@ -105,17 +115,30 @@ class ConflictDetector:
         """Contradictions of ``text`` (not yet stored, or stored as one of ``exclude``)."""
         if len(self._atlas) == 0:
             return []
-        cross = self.config.scope == "user"
-        user = (metadata or {}).get(USER_KEY) if cross else None
         hits = self._atlas.retrieve(
             text,
             top_k=self.config.candidates + len(exclude),
             session_id=session_id,
-            cross_session=cross,
-            metadata={USER_KEY: user} if user is not None else None,
             reinforce=False,
             query_embedding=embedding,
         )
+        user = self.user_scope(metadata)
+        if user is not None:  # the same user's memories in other sessions too
+            mine = {h.node.id for h in hits}
+            hits += [
+                h
+                for h in self._atlas.retrieve(
+                    text,
+                    top_k=self.config.candidates + len(exclude),
+                    session_id=session_id,
+                    cross_session=True,
+                    metadata={USER_KEY: user},
+                    reinforce=False,
+                    query_embedding=embedding,
+                )
+                if h.node.id not in mine
+            ]
+            hits.sort(key=lambda h: -h.breakdown.dense)
         pairs = [(h.node, h.breakdown.dense) for h in hits if h.node.id not in exclude]
         pairs = pairs[: self.config.candidates]
         if any(node.kind is MemoryKind.SUMMARY for node, _ in pairs):
@@ -137,12 +160,14 @@ class ConflictDetector:
         node = self._atlas.get(node_id)
         if node.kind is MemoryKind.SUMMARY:
             return []
-        near = self._atlas.similar(
-            node_id, self.config.candidates, cross_session=self.config.scope == "user"
-        )
-        user = node.metadata.get(USER_KEY)
-        if user is not None:
-            near = [(n, s) for n, s in near if n.metadata.get(USER_KEY) == user]
+        user = self.user_scope(node.metadata)
+        near = self._atlas.similar(node_id, self.config.candidates, cross_session=user is not None)
+        if user is not None:  # other sessions count only through the same user's memories
+            near = [
+                (n, s)
+                for n, s in near
+                if n.session_id == node.session_id or n.metadata.get(USER_KEY) == user
+            ]
         if any(n.kind is MemoryKind.SUMMARY for n, _ in near):
             query = self._atlas.embedding_of(node_id)
             near = self._unfold(near, query, frozenset({node_id}))

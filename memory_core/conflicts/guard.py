@@ -281,13 +281,13 @@ class ConflictGuard:
             return (active[-1], 1.0) if active else None
         if len(atlas) == 0:
             return None
-        user = (metadata or {}).get(USER_KEY)
+        user = self.detector.user_scope(metadata)  # no user: this session's memories only
         hits = atlas.retrieve(
             request.topic,
             top_k=1,
             kinds=_QUOTABLE,  # a summary is re-issued without the target, not forgotten
             session_id=session_id,
-            cross_session=self.detector.config.scope == "user",
+            cross_session=user is not None,
             metadata={USER_KEY: user} if user is not None else None,
             reinforce=False,
         )

@@ -45,9 +45,10 @@ def test_empty_atlas_has_no_conflicts(atlas: ElasticMemoryAtlas) -> None:
 def test_session_scope_ignores_other_sessions_user_scope_does_not(
     atlas: ElasticMemoryAtlas,
 ) -> None:
-    atlas.add(OLD, session_id="s1")
-    assert detector(atlas, scope="session").check(NEW, session_id="s2") == []
-    assert len(detector(atlas, scope="user").check(NEW, session_id="s2")) == 1
+    atlas.add(OLD, session_id="s1", metadata={"user_id": "ana"})
+    ana = {"user_id": "ana"}
+    assert detector(atlas, scope="session").check(NEW, session_id="s2", metadata=ana) == []
+    assert len(detector(atlas, scope="user").check(NEW, session_id="s2", metadata=ana)) == 1
 
 
 def test_user_scope_is_narrowed_to_the_writers_user_id(atlas: ElasticMemoryAtlas) -> None:
@@ -94,13 +95,13 @@ def test_scan_of_a_stored_memory_finds_its_contradiction(atlas: ElasticMemoryAtl
 
 
 def test_a_summary_is_scanned_through_the_memories_it_quotes(atlas: ElasticMemoryAtlas) -> None:
-    old = atlas.add(OLD, session_id="s1")
-    atlas.add("My dog is called Biscuit.", session_id="s1")
+    old = atlas.add(OLD, session_id="s1", metadata={"user_id": "ana"})
+    atlas.add("My dog is called Biscuit.", session_id="s1", metadata={"user_id": "ana"})
     summary = atlas.summarize_session("s1")
     assert summary is not None and OLD.rstrip(".") in summary.content
     d = detector(atlas)
     assert d.scan(summary.id) == []  # never judged against its own sources
-    new = atlas.add(NEW, session_id="s2")
+    new = atlas.add(NEW, session_id="s2", metadata={"user_id": "ana"})
     found = d.scan(new.id)
     assert [c.existing.id for c in found] == [old.id]  # the quoted memory, not the summary
 

@@ -133,9 +133,10 @@ def test_forget_that_falls_back_to_the_newest_memory_of_the_session(
 def test_forget_about_a_topic_tombstones_the_best_match(
     atlas: ElasticMemoryAtlas, guard: ConflictGuard
 ) -> None:
-    address = guard.add("My home address is 12 Rose Lane.", session_id="s1").node
-    cat = guard.add("My cat is called Mochi.", session_id="s1").node
-    result = guard.add("Forget what I said about my home address.", session_id="s2")
+    ana = {"user_id": "ana"}  # another session of the same user
+    address = guard.add("My home address is 12 Rose Lane.", session_id="s1", metadata=ana).node
+    cat = guard.add("My cat is called Mochi.", session_id="s1", metadata=ana).node
+    result = guard.add("Forget what I said about my home address.", session_id="s2", metadata=ana)
     assert result.ids(Resolution.FORGET) == [address.id]
     assert atlas.get(cat.id).status is MemoryStatus.ACTIVE
     hits = atlas.retrieve("home address", top_k=5, reinforce=False)
@@ -172,10 +173,11 @@ def test_bad_input_is_refused_and_nothing_changes(
 def test_scan_queues_contradictions_written_around_the_guard(
     atlas: ElasticMemoryAtlas, guard: ConflictGuard, tick: Any
 ) -> None:
-    old = atlas.add(OLD, session_id="s1")
+    ana = {"user_id": "ana"}  # two sessions of one user
+    old = atlas.add(OLD, session_id="s1", metadata=ana)
     tick(atlas)
-    new = atlas.add(NEW, session_id="s2")
-    atlas.add("My cat is called Mochi.", session_id="s1")
+    new = atlas.add(NEW, session_id="s2", metadata=ana)
+    atlas.add("My cat is called Mochi.", session_id="s1", metadata=ana)
     items = guard.scan()
     assert [(i.old_id, i.new_id) for i in items] == [(old.id, new.id)]
     assert guard.scan() == items  # the open item is reused, not duplicated

@@ -13,13 +13,15 @@ FACTS = (
     ("t2", "My dog is called Biscuit."),
     ("t3", "I live in Leeds near the park."),
 )
+ANA = {"user_id": "ana"}
+"""The writer of every session here: the guard compares other sessions of the same user."""
 
 
 def summarized_session(guard: ConflictGuard) -> tuple[dict[str, str], str]:
     """Ids of the three facts by turn, and the id of the session summary covering them."""
     ids = {}
     for turn, text in FACTS:
-        node = guard.add(text, session_id="s1", provenance=(turn,)).node
+        node = guard.add(text, session_id="s1", provenance=(turn,), metadata=ANA).node
         assert node is not None
         ids[turn] = node.id
     summary = guard.atlas.summarize_session("s1")
@@ -39,7 +41,9 @@ def test_superseding_a_quoted_memory_reissues_the_summary_without_it(
     atlas: ElasticMemoryAtlas, guard: ConflictGuard
 ) -> None:
     ids, old_summary = summarized_session(guard)
-    result = guard.add("The budget is now 6000 euros.", session_id="s2", provenance=("t4",))
+    result = guard.add(
+        "The budget is now 6000 euros.", session_id="s2", provenance=("t4",), metadata=ANA
+    )
     # the member is judged and superseded, not the whole summary
     assert result.ids(Resolution.SUPERSEDE) == [ids["t1"]]
     assert atlas.get(ids["t1"]).status is MemoryStatus.SUPERSEDED
@@ -71,10 +75,10 @@ def test_forgetting_a_quoted_memory_reissues_the_summary_without_it(
 def test_a_summary_left_with_one_memory_is_retired_not_reissued(
     atlas: ElasticMemoryAtlas, guard: ConflictGuard
 ) -> None:
-    first = guard.add("The budget is 5000 euros.", session_id="s1").node
-    guard.add("My dog is called Biscuit.", session_id="s1")
+    first = guard.add("The budget is 5000 euros.", session_id="s1", metadata=ANA).node
+    guard.add("My dog is called Biscuit.", session_id="s1", metadata=ANA)
     summary = atlas.summarize_session("s1")
     assert first is not None and summary is not None
-    guard.add("The budget is now 6000 euros.", session_id="s2")
+    guard.add("The budget is now 6000 euros.", session_id="s2", metadata=ANA)
     assert atlas.get(summary.id).status is MemoryStatus.DEPRECATED
     assert active_summaries(atlas) == []
