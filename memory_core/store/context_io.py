@@ -4,16 +4,18 @@ The context package knows nothing of persistence and the store's tables know not
 the context package's types; this module is the one place that turns a ``ContextGraph``
 (its ``to_records()``: every version in the order written) into the store's records and
 back with ``from_records``, so a round trip gives a graph with the same versions in the
-same order. In a snapshot the graph is the section ``context-graph`` (JSON), written into
-the same file as the atlas, so a stored snapshot row and its erasure cover both.
+same order. In a snapshot an atlas's graphs (one per session) are the section
+``context-graph`` (JSON), written into the same file as the atlas, so a stored snapshot
+row and its erasure cover both.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -146,34 +148,46 @@ def load_graph(repo: ContextGraphRepository, graph_id: str) -> ContextGraph:
     return graph_from_stored(repo.load(graph_id))
 
 
-def section_bytes(graph: ContextGraph) -> bytes:
-    """The graph as a snapshot section (JSON: its user and every version in order)."""
-    document = {"format": SECTION_FORMAT, "user": graph.user, "records": graph.to_records()}
+def section_bytes(graphs: Mapping[str, ContextGraph]) -> bytes:
+    """Graphs by name (an atlas keeps one per session) as a snapshot section: JSON with
+    each graph's user and every version in order."""
+    document = {
+        "format": SECTION_FORMAT,
+        "graphs": [
+            {"name": name, "user": graph.user, "records": graph.to_records()}
+            for name, graph in sorted(graphs.items())
+        ],
+    }
     return json.dumps(document, allow_nan=False, separators=(",", ":")).encode()
 
 
-def graph_from_section(data: bytes) -> ContextGraph:
+def graphs_from_section(data: bytes) -> dict[str, ContextGraph]:
     try:
         document = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(SECTION, f"is not JSON ({exc})") from exc
     if not isinstance(document, dict) or document.get("format") != SECTION_FORMAT:
         raise InputError(SECTION, f"must be an {SECTION_FORMAT} document")
-    records, user = document.get("records"), document.get("user")
-    if not isinstance(records, list) or not isinstance(user, str):
-        raise InputError(SECTION, "needs a 'user' string and a 'records' list")
-    return ContextGraph.from_records(records, user=user)
-
-
-def context_sections(graph: ContextGraph | None) -> Mapping[str, bytes]:
-    """What a snapshot of an atlas with this graph beside it carries besides the atlas."""
-    return {} if graph is None else {SECTION: section_bytes(graph)}
+    entries = document.get("graphs")
+    if not isinstance(entries, list):
+        raise InputError(SECTION, "needs a 'graphs' list")
+    graphs: dict[str, ContextGraph] = {}
+    for i, entry in enumerate(entries):
+        name, user, records = (
+            (entry.get("name"), entry.get("user"), entry.get("records"))
+            if isinstance(entry, dict)
+            else (None, None, None)
+        )
+        if not isinstance(name, str) or not isinstance(user, str) or not isinstance(records, list):
+            raise InputError(f"{SECTION}.graphs[{i}]", "needs 'name', 'user' and 'records'")
+        graphs[name] = ContextGraph.from_records(records, user=user)
+    return graphs
 
 
 def save_snapshot_with_context(
-    atlas: ElasticMemoryAtlas, graph: ContextGraph | None, path: str | Path
+    atlas: ElasticMemoryAtlas, graphs: Mapping[str, ContextGraph], path: str | Path
 ) -> Path:
-    """``atlas.save_snapshot`` plus the graph in the same file, replaced atomically (a
+    """``atlas.save_snapshot`` plus its graphs in the same file, replaced atomically (a
     crash leaves the old file or the new one, never half of one)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -181,7 +195,7 @@ def save_snapshot_with_context(
     os.close(fd)
     try:
         atlas.save_snapshot(tmp)
-        add_sections(Path(tmp), context_sections(graph))
+        add_sections(Path(tmp), {SECTION: section_bytes(graphs)})
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -191,19 +205,21 @@ def save_snapshot_with_context(
 
 def load_snapshot_with_context(
     path: str | Path, *, embedder: Embedder | None = None, clock: Clock | None = None
-) -> tuple[ElasticMemoryAtlas, ContextGraph | None]:
-    """The atlas and, when the snapshot carries one, its context graph."""
+) -> tuple[ElasticMemoryAtlas, dict[str, ContextGraph]]:
+    """The atlas and the context graphs its snapshot carries (none: an empty dict)."""
     from memory_core.engine.atlas import ElasticMemoryAtlas
 
     atlas = ElasticMemoryAtlas.load_snapshot(path, embedder=embedder, clock=clock)
-    return atlas, graph_in_snapshot(path)
+    return atlas, graphs_in_snapshot(path)
 
 
-def graph_in_snapshot(path: str | Path) -> ContextGraph | None:
-    """The context graph a snapshot file carries, None when it has none."""
+def graphs_in_snapshot(path: str | Path) -> dict[str, ContextGraph]:
+    """The context graphs a snapshot file carries, by name (empty when none)."""
     data = read_sections(Path(path)).get(SECTION)
-    return None if data is None else graph_from_section(data)
+    return {} if data is None else graphs_from_section(data)
 
 
-SectionSource = Callable[[], Mapping[str, bytes]]
-"""Called while a snapshot is taken: the sections to add to it (``context_sections``)."""
+def graph_key(atlas_id: str, name: str) -> str:
+    """A ``graph_id`` for one of an atlas's graphs (one per session): short, stable."""
+    digest = hashlib.blake2b(f"{atlas_id}\x00{name}".encode(), digest_size=16).hexdigest()
+    return f"ctx-{digest}"

@@ -18,9 +18,10 @@ from memory_core.errors import InputError, NotFoundError
 from memory_core.store import Store
 from memory_core.store.context_io import (
     SECTION,
-    graph_from_section,
-    graph_in_snapshot,
+    graph_key,
     graph_records,
+    graphs_from_section,
+    graphs_in_snapshot,
     load_graph,
     load_snapshot_with_context,
     save_graph,
@@ -79,6 +80,8 @@ def test_every_version_through_the_store_in_order(any_store: Store) -> None:
     assert [n.attr("value") for n in active_constraints(back)] == ["180 EUR"]
     save_graph(any_store.context_graphs, "atlas-1", graph, session_id="s1")  # idempotent
     assert load_graph(any_store.context_graphs, "atlas-1").to_records() == graph.to_records()
+    assert graph_key("atlas-1", "s1") != graph_key("atlas-1", "s2")
+    assert len(graph_key("a" * 64, "s" * 64)) <= 64
     any_store.erase(session_id="s1")
     with pytest.raises(NotFoundError):
         load_graph(any_store.context_graphs, "atlas-1")
@@ -93,25 +96,31 @@ def atlas_with_memories() -> ElasticMemoryAtlas:
 
 def test_a_snapshot_file_carries_the_graph(tmp_path: Path) -> None:
     atlas, graph = atlas_with_memories(), trip().graph
-    path = save_snapshot_with_context(atlas, graph, tmp_path / "atlas.npz")
+    other = TaskContext("bo").graph
+    path = save_snapshot_with_context(atlas, {"s1": graph, "s2": other}, tmp_path / "atlas.npz")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["atlas.npz"]  # no temp left behind
     loaded, back = load_snapshot_with_context(path, embedder=HashingEmbedder())
     assert atlas_differences(atlas, loaded) == []
-    assert back is not None and back.to_records() == graph.to_records()
+    assert sorted(back) == ["s1", "s2"] and back["s2"].user == "bo"
+    assert back["s1"].to_records() == graph.to_records()
     with zipfile.ZipFile(path) as archive:
         assert f"section/{SECTION}" in archive.namelist()
     bare = atlas.save_snapshot(tmp_path / "bare.npz")
-    assert graph_in_snapshot(bare) is None
+    assert graphs_in_snapshot(bare) == {}
 
 
 def test_a_stored_snapshot_carries_the_graph() -> None:
     atlas, graph = atlas_with_memories(), trip().graph
     repo = MemorySnapshotRepository()
     info = record_snapshot(
-        atlas, repo, atlas_id="a1", label="manual", sections=lambda: {SECTION: section_bytes(graph)}
+        atlas,
+        repo,
+        atlas_id="a1",
+        label="manual",
+        sections=lambda: {SECTION: section_bytes({"s1": graph})},
     )
     assert atlas_differences(atlas, open_recorded(repo, info.id, embedder=HashingEmbedder())) == []
-    copy = graph_from_section(_section_of(repo.data(info.id)))
+    copy = graphs_from_section(_section_of(repo.data(info.id)))["s1"]
     assert copy.to_records() == graph.to_records()
 
 
@@ -125,10 +134,15 @@ def _section_of(data: bytes) -> bytes:
     [
         (b"\xff", "is not JSON"),
         (b'{"format": "other"}', "must be an atlas-context/1 document"),
-        (b'{"format": "atlas-context/1", "user": 3, "records": []}', "needs a 'user'"),
-        (b'{"format": "atlas-context/1", "user": "u", "records": [{"record": "node"}]}', "records"),
+        (b'{"format": "atlas-context/1"}', "needs a 'graphs' list"),
+        (b'{"format": "atlas-context/1", "graphs": [{"name": "s", "user": 3}]}', "needs 'name'"),
+        (
+            b'{"format": "atlas-context/1", "graphs": [{"name": "s", "user": "u", '
+            b'"records": [{"record": "node"}]}]}',
+            r"records\[0\]",
+        ),
     ],
 )
 def test_a_broken_section_is_refused_by_name(data: bytes, problem: str) -> None:
     with pytest.raises(InputError, match=problem):
-        graph_from_section(data)
+        graphs_from_section(data)
