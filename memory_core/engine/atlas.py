@@ -398,7 +398,7 @@ class ElasticMemoryAtlas:
                 self._reinforce(ranked.slots, now)
             cap = self.config.weight_cap
             columns = zip(
-                ranked.slots.tolist(),
+                self._s.table.snapshots(ranked.slots, self._s.session_names),
                 ranked.final.tolist(),
                 ranked.dense.tolist(),
                 ranked.lexical.tolist(),
@@ -415,7 +415,7 @@ class ElasticMemoryAtlas:
             )  # Python floats once per column, not a numpy scalar per field
             hits = [
                 RetrievalHit(
-                    node=self._snapshot(slot),
+                    node=node,
                     score=final,
                     breakdown=ScoreBreakdown(
                         dense=dense,
@@ -434,7 +434,7 @@ class ElasticMemoryAtlas:
                     cross_session=cross,
                 )
                 for (
-                    slot,
+                    node,
                     final,
                     dense,
                     lexical,
@@ -474,7 +474,7 @@ class ElasticMemoryAtlas:
                 session = self._s.sessions.get(session_id)
                 slots = np.empty(0, np.int64) if session is None else self._s.session_slots(session)
             slots = slots[np.lexsort((slots, table.created[slots]))]
-            return [self._snapshot(int(s)) for s in slots]
+            return table.snapshots(slots, self._s.session_names)
 
     def edges(self, node_id: str | None = None) -> list[MemoryEdge]:
         with self._lock:

@@ -216,6 +216,65 @@ class NodeTable:
             embedding=embedding,
         )
 
+    def snapshots(self, slots: np.ndarray, session_names: list[str | None]) -> list[MemoryNode]:
+        """``snapshot`` of many memories, each column read once for all of them (the
+        same values: ``tolist`` makes the Python numbers ``float()`` would)."""
+        rows = np.asarray(slots, dtype=np.int64)
+        if not len(rows):
+            return []
+        expires = self.expires[rows].tolist()
+        columns = zip(
+            rows.tolist(),
+            self.session[rows].tolist(),
+            self.kind[rows].tolist(),
+            self.status[rows].tolist(),
+            self.weight[rows].tolist(),
+            self.strength[rows].tolist(),
+            self.importance[rows].tolist(),
+            self.confidence[rows].tolist(),
+            self.created[rows].tolist(),
+            self.accessed[rows].tolist(),
+            self.count[rows].tolist(),
+            expires,
+            self.pinned[rows].tolist(),
+            strict=True,
+        )
+        return [
+            MemoryNode(
+                id=str(self.ids[slot]),
+                content=str(self.contents[slot]),
+                session_id=str(session_names[session]),
+                kind=KIND_CODES[kind],
+                status=STATUS_CODES[status],
+                weight=weight,
+                strength=strength,
+                importance=importance,
+                confidence=confidence,
+                created_at=created,
+                last_accessed_at=accessed,
+                access_count=count,
+                expires_at=None if math.isinf(until) else until,
+                pinned=pinned,
+                provenance=self.provenance[slot],
+                metadata=dict(self.metadata[slot] or {}),
+            )
+            for (
+                slot,
+                session,
+                kind,
+                status,
+                weight,
+                strength,
+                importance,
+                confidence,
+                created,
+                accessed,
+                count,
+                until,
+                pinned,
+            ) in columns
+        ]
+
 
 def kind_code(kind: MemoryKind) -> int:
     return KIND_CODES.index(kind)
