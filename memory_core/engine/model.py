@@ -108,7 +108,7 @@ class MemoryEdge:
 class ScoreBreakdown:
     """Every part of a retrieval score, so a user can see why a memory ranked where it did.
 
-    ``relevance`` mixes cosine and saturated BM25; ``gate`` opens with relevance above
+    ``relevance`` mixes cosine and saturated BM25; ``gate`` is 1 when relevance is above
     what unrelated texts reach; ``final`` is ``(w_rel*relevance + gate*(w_weight*weight_norm
     + w_recency*recency)) / (w_rel + w_weight + w_recency) * confidence_factor
     * session_factor``.
@@ -126,7 +126,7 @@ class ScoreBreakdown:
     final: float
     sources: tuple[str, ...]
     gate: float = 1.0
-    """How far relevance opened the gate for weight and recency (0: unrelated, relevance only)."""
+    """1 when the memory is related to the query (weight and recency count), else 0."""
 
     def as_dict(self) -> dict[str, float | str]:
         """Flat mapping for tables and JSON."""

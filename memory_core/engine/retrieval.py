@@ -10,8 +10,7 @@ saturated on its own absolute scale rather than divided by the best candidate's 
 so a lone weak word match does not count as a perfect one. Recall@10 on the LoCoMo dev
 split, no memory limit: 0.68 with RRF, 0.78 divided by the best, 0.80 saturated. RRF
 still orders the hits whose neighbours graph expansion adds.
-    gate      = clip((relevance - floor) / floor, 0, 1),
-                floor = (1 - lexical_share) * unrelated_cosine
+    gate      = 1 if relevance > (1 - lexical_share) * unrelated_cosine else 0
     final     = (sw * relevance + gate * (ww * weight / weight_cap + rw * recency))
                 / (sw + ww + rw) * (0.5 + 0.5 * confidence) * session_factor
 
@@ -157,17 +156,20 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
 def relevance_gate(
     relevance: np.ndarray, unrelated_cosine: float, lexical_share: float
 ) -> np.ndarray:
-    """How much a memory's weight and recency may count, in [0, 1], from its relevance.
+    """1 where a memory is related to the query, 0 where it is not: whether its weight
+    and recency may count.
 
     The floor is the relevance of an unrelated memory: cosine at ``unrelated_cosine`` and
-    no word in common. At or below it the gate is 0, so the score is relevance alone and
-    an unrelated memory cannot outrank a related one whatever its weight; it opens
-    linearly and is fully open at twice the floor.
+    no word in common. At or below it the score is relevance alone, so an unrelated memory
+    cannot outrank a related one whatever its weight. A step, not a ramp: a ramp up to
+    twice the floor took part of the weight's say among related memories too and cost
+    LoCoMo dev recall@10 0.016-0.019 (0.783 / 0.735 without limit / at 150); the step
+    holds it (0.806 / 0.757).
     """
     floor = (1.0 - lexical_share) * unrelated_cosine
-    if floor <= 0.0:
+    if floor <= 0.0:  # no gate asked for
         return np.ones_like(relevance)
-    gate: np.ndarray = np.clip(relevance - floor, 0.0, floor) / floor  # no overflow
+    gate: np.ndarray = (relevance > floor).astype(np.float64)
     return gate
 
 
