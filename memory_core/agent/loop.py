@@ -28,6 +28,7 @@ from memory_core.agent.llm import ChatMessage, LLMClient, RuleBasedResponder
 from memory_core.agent.memory import AtlasMemory, HitT, StoredT, TurnMemory
 from memory_core.agent.remember import REMEMBER_POLICIES, RememberPolicy, everything
 from memory_core.agent.rules import ForgetOutcome, Orchestrator, orchestrator_for
+from memory_core.context import Applied
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
 from memory_core.engine.model import MemoryNode, RetrievalHit
@@ -53,6 +54,8 @@ class Stored(Generic[StoredT]):
     forget: ForgetOutcome | None = None
     """The input was a request to forget: answered by the rule, not stored."""
     rules: list[RuleFired] = field(default_factory=list)
+    context: Applied | None = None
+    """What the turn changed in the session's task context graph (None: no graph)."""
 
 
 @dataclass(slots=True)
@@ -114,7 +117,15 @@ class TurnLoop(Generic[HitT, StoredT]):
         if self.rules is not None:
             forget = self.rules.forget_request(utterance, session_id)
             if forget is not None:
-                return Turn([], forget.message, Stored(forget=forget))
+                speaker = (metadata or {}).get("speaker")
+                applied, fired = self.rules.context_turn(
+                    utterance,
+                    session_id,
+                    speaker=speaker if isinstance(speaker, str) else None,
+                    forget=True,
+                )
+                done: Stored[StoredT] = Stored(forget=forget, rules=fired, context=applied)
+                return Turn([], forget.message, done)
         hits = (
             self.recall(
                 utterance if query is None else query,
@@ -171,9 +182,13 @@ class TurnLoop(Generic[HitT, StoredT]):
         """Filter, store (as said by ``metadata["speaker"]``), then the episode and
         correction rules. ``vector`` is the attributed text's embedding, if known."""
         meta = dict(metadata or {})
-        if not self.remember(utterance, meta):
-            return Stored(declined=True)
         speaker = meta.get("speaker")
+        said_by = speaker if isinstance(speaker, str) else None
+        if not self.remember(utterance, meta):
+            if self.rules is None:
+                return Stored(declined=True)
+            applied, fired = self.rules.context_turn(utterance, session_id, speaker=said_by)
+            return Stored(declined=True, rules=fired, context=applied)
         memory = self.memory
         stored = memory.store(
             attributed(utterance, speaker if isinstance(speaker, str) else None),
@@ -184,12 +199,15 @@ class TurnLoop(Generic[HitT, StoredT]):
             metadata=meta,
             options=options or {},
         )
-        fired = (
-            self.rules.after_store(memory.stored_id(stored), session_id)
-            if self.rules is not None and stored is not None
-            else []
+        if self.rules is None:
+            return Stored(stored)
+        stored_id = memory.stored_id(stored) if stored is not None else None
+        applied, fired = self.rules.context_turn(
+            utterance, session_id, speaker=said_by, memory_id=stored_id
         )
-        return Stored(stored, rules=fired)
+        if stored_id is not None:
+            fired = [*self.rules.after_store(stored_id, session_id), *fired]
+        return Stored(stored, rules=fired, context=applied)
 
 
 @dataclass(slots=True)
@@ -310,8 +328,10 @@ class MemoryAgent:
                 else ([], "")
             )
             remaining = budget - estimate_tokens(known) if known else budget
+            task = self._task_context(remaining)
+            remaining -= estimate_tokens(task) if task else 0
             memories = self.format_context(hits, remaining)
-            seen.context = "\n".join(part for part in (memories, known) if part)
+            seen.context = "\n".join(part for part in (task, memories, known) if part)
             messages = [
                 ChatMessage("system", SYSTEM_PROMPT.format(context=seen.context)),
                 ChatMessage("user", user_input),
@@ -345,6 +365,13 @@ class MemoryAgent:
                 metadata={"speaker": "assistant"},
             ).stored
         return self._step(user_input, turn, seen, stored_response)
+
+    def _task_context(self, budget: int) -> str:
+        """The session's active context subgraph, at most half the budget, before memories."""
+        rules = self.loop.rules
+        if rules is None or rules.context is None or not rules.context.enabled:
+            return ""
+        return rules.context.describe(self.session_id, budget // 2)
 
     def end_session(self, mode: str | None = None) -> int:
         return (

@@ -10,6 +10,12 @@
 - ``forget_request``: an input that means "forget what I just said" (``intent``)
   soft-deletes the session's ``forget_recent`` most recent user memories: tombstoned,
   never retrieved again, kept for audit. With nothing to forget, nothing changes.
+- ``context_health``: the session's task context graph (``context_graph.ContextStage``)
+  holds more than ``context_max_constraints`` constraints in force, or its entities are
+  more than ``context_max_path_length`` apart on average: the session's short-term
+  memories are folded into an episode, as the episode rule does (once per crossing).
+- ``context_review``: the graph was unsure a new value replaces the one in force; the
+  change is not applied and the pending item is published for a reviewer.
 
 Thresholds live in ``AtlasConfig`` (group ``rules``); every rule that changes the memory
 publishes a ``RuleFired`` event on the atlas's bus, which the eviction log and the graph
@@ -21,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory_core.agent.context_graph import ContextStage
 from memory_core.agent.intent import IntentDetector
+from memory_core.context import Applied
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
@@ -29,7 +37,9 @@ from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relat
 EPISODE = "episode"
 KNOWLEDGE_REVIEW = "knowledge_review"
 FORGET_REQUEST = "forget_request"
-RULES = (EPISODE, KNOWLEDGE_REVIEW, FORGET_REQUEST)
+CONTEXT_HEALTH = "context_health"
+CONTEXT_REVIEW = "context_review"
+RULES = (EPISODE, KNOWLEDGE_REVIEW, FORGET_REQUEST, CONTEXT_HEALTH, CONTEXT_REVIEW)
 SHORT_TERM = frozenset({MemoryKind.WORKING, MemoryKind.SESSION})
 SOFT_DELETE_REASON = "soft-deleted on request"
 NOTHING_TO_FORGET = "nothing to forget: no memory of what you said in this session"
@@ -59,9 +69,20 @@ class Orchestrator:
         episodes: where folded episodes are also recorded
             (``knowledge.agent_sinks.knowledge_episodes``).
         intent: recognises forget requests; by default with the atlas's embedder.
+        context: the task context graph stage (by default one over the atlas, used while
+            ``AtlasConfig.context_graph`` is true; ``False``: none).
     """
 
-    __slots__ = ("_folded", "_short", "atlas", "episodes", "intent", "review")
+    __slots__ = (
+        "_folded",
+        "_short",
+        "_unhealthy",
+        "atlas",
+        "context",
+        "episodes",
+        "intent",
+        "review",
+    )
 
     def __init__(
         self,
@@ -70,11 +91,20 @@ class Orchestrator:
         review: ReviewSink | None = None,
         episodes: EpisodeSink | None = None,
         intent: IntentDetector | None = None,
+        context: ContextStage | bool = True,
     ) -> None:
         self.atlas = atlas
         self.review = review
         self.episodes = episodes
         self.intent = intent or IntentDetector(atlas.embedder)
+        self.context = (
+            context
+            if isinstance(context, ContextStage)
+            else ContextStage(atlas)
+            if context
+            else None
+        )
+        self._unhealthy: set[str] = set()  # sessions whose graph is past a health limit
         # session -> ids of its short-term memories not yet folded, oldest first: read from
         # the graph once per session, then kept up to date, so a write costs no full scan
         self._short: dict[str, dict[str, None]] = {}
@@ -142,6 +172,59 @@ class Orchestrator:
                     seen.add(target)
                     frontier.append((target, d + 1))
         return depth, root
+
+    # -- the task context graph --------------------------------------------------------
+    def context_turn(
+        self,
+        text: str,
+        session_id: str,
+        *,
+        speaker: str | None,
+        memory_id: str | None = None,
+        forget: bool = False,
+    ) -> tuple[Applied | None, list[RuleFired]]:
+        """Insert a turn into the session's context graph; fire the health and review rules."""
+        stage = self.context
+        if stage is None or not stage.enabled or not text.strip():
+            return None, []
+        applied = stage.observe(
+            text, session_id=session_id, speaker=speaker, memory_id=memory_id, forget=forget
+        )
+        fired: list[RuleFired] = []
+        for item in applied.pending:
+            message = (
+                f"context change pending review: {item.existing_slot} {item.existing_value!r} "
+                f"-> {item.slot} {item.value!r} (similarity {item.similarity:.2f})"
+            )
+            fired.append(self._fire(CONTEXT_REVIEW, session_id, item.existing_id, message, ()))
+        health = applied.health
+        if health is not None and not health.fired:
+            self._unhealthy.discard(session_id)
+        elif health is not None and session_id not in self._unhealthy:
+            self._unhealthy.add(session_id)
+            with self.atlas.lock:
+                episode = self._fold_now(session_id, health.reason)
+            if episode is not None:
+                fired.append(episode)
+        return applied, fired
+
+    def _fold_now(self, session_id: str, reason: str) -> RuleFired | None:
+        if session_id not in self.atlas.sessions():
+            return None
+        ids = [n.id for n in self.short_term(session_id)]
+        if len(ids) < 2:
+            return None
+        node = self.atlas.summarize_nodes(session_id, ids, kind=MemoryKind.EPISODIC)
+        if node is None:
+            return None
+        self._folded.update(ids)
+        short = self._short.get(session_id)
+        if short is not None:
+            for folded in ids:
+                short.pop(folded, None)
+        item = self.episodes(session_id, node, ids) if self.episodes is not None else None
+        message = f"episode created from {_count(len(ids), 'memory')}: context graph {reason}"
+        return self._fire(CONTEXT_HEALTH, session_id, node.id, message, tuple(ids), item)
 
     # -- internals ---------------------------------------------------------------------
     def _episode(self, node_id: str, session_id: str) -> RuleFired | None:

@@ -11,6 +11,15 @@ loop imports it, never the other way round.
 """
 
 from memory_core.context.extract.parse import MODEL_PACKAGE, ParserUnavailable, warm
+from memory_core.context.extract.patterns import Value, find_values
+from memory_core.context.extract.slots import SlotValue
+from memory_core.context.extract.turn import (
+    EntityMention,
+    Extractor,
+    TurnFacts,
+    default_extractor,
+    extract_slots,
+)
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import Edge, EdgeType, Node, NodeType, PendingReview
 from memory_core.context.query import (
@@ -22,15 +31,6 @@ from memory_core.context.query import (
     subgraph_for_tool,
 )
 from memory_core.context.update import Applied, ContextSettings, Health, TaskContext
-from memory_core.context.extract.patterns import Value, find_values
-from memory_core.context.extract.slots import SlotValue
-from memory_core.context.extract.turn import (
-    EntityMention,
-    Extractor,
-    TurnFacts,
-    default_extractor,
-    extract_slots,
-)
 
 __all__ = [
     "MODEL_PACKAGE",

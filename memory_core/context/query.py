@@ -187,10 +187,9 @@ def _key(name: str) -> str:
 
 def describe(graph: ContextGraph, goal: str | None = None) -> list[str]:
     """The active subgraph as short lines for a responder's context, most useful first:
-    the goal, the constraints in force (with what they replaced), the key entities."""
+    the constraints in force, newest first (with what they replaced), the goal, the key
+    entities."""
     lines: list[str] = []
-    if goal is not None and goal in graph and graph.node(goal).active:
-        lines.append(f"Current goal: {graph.node(goal).label}")
     for node in sorted(active_constraints(graph), key=lambda n: -n.recorded_at):
         replaced = [
             graph.node(e.target).attr("value")
@@ -199,6 +198,8 @@ def describe(graph: ContextGraph, goal: str | None = None) -> list[str]:
         ]
         note = f" (replaces {', '.join(str(r) for r in replaced)})" if replaced else ""
         lines.append(f"In force: {node.attr('slot')} = {node.attr('value')}{note}")
+    if goal is not None and goal in graph and graph.node(goal).active:
+        lines.append(f"Current goal: {graph.node(goal).label}")
     for entity in entities(graph, goal):
         details = ", ".join(f"{k} {v}" for k, v in entity.attributes if k != "kind")
         lines.append(f"Entity: {entity.label}" + (f" ({details})" if details else ""))

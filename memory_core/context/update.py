@@ -40,6 +40,8 @@ from memory_core.context.model import (
 from memory_core.embedding.base import Embedder, embed_checked
 
 NUMERIC = frozenset({MONEY, AMOUNT})
+GOAL_SWITCH_MARGIN = 0.1
+"""A turn moves to another task only when it is this much nearer to it than to the current."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,11 +203,11 @@ class _Step:
             return
         if facts.intent == labels.CONFIRM:
             self.validate()
+        closed = None
         if facts.intent == labels.CANCEL and self.ctx.goal_id is not None:
+            closed = self.graph.node(self.ctx.goal_id).label
             self.cancel_goal()
-        elif facts.goal is not None and (
-            self.ctx.goal_id is None or facts.intent in (labels.STATE, labels.ASK)
-        ):  # a change or a confirmation works on the current goal, it opens none
+        if facts.goal is not None and facts.goal != closed and self._switches_goal(facts):
             self.open_goal(facts.goal)
         self.entities(facts.entities)
         for value in facts.slots:
@@ -290,6 +292,21 @@ class _Step:
         )  # fmt: skip
 
     # -- goals -------------------------------------------------------------------------
+    def _switches_goal(self, facts: TurnFacts) -> bool:
+        """A turn opens its goal when there is none; a change or a confirmation works on
+        the current goal; otherwise the turn must be clearly nearer its own task than the
+        current one ("how will my order be delivered?" stays with tracking the delivery)."""
+        current = self.ctx.goal_id
+        if current is None:
+            return True
+        if facts.intent not in (labels.STATE, labels.ASK, labels.CANCEL):
+            return False
+        label = self.graph.node(current).label
+        scores = dict(facts.goal_scores)
+        if label == facts.goal or label not in scores:
+            return True
+        return facts.goal_similarity - scores[label] >= GOAL_SWITCH_MARGIN
+
     def open_goal(self, label: str) -> None:
         goal = self._new_node(NodeType.GOAL, label, label, {"status": "open"})
         self._edge(

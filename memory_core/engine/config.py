@@ -331,6 +331,28 @@ class AtlasConfig:
         low=1,
         high=100,
     )
+    context_graph: bool = _f(
+        True,
+        "rules",
+        "Keep a task context graph (goals, constraints, entities) of each session's turns "
+        "and give the responder the constraints in force.",
+    )
+    context_max_constraints: int = _f(
+        7,
+        "rules",
+        "A session whose context graph holds more constraints in force than this asks for an "
+        "episode summary.",
+        low=1,
+        high=10_000,
+    )
+    context_max_path_length: float = _f(
+        3.0,
+        "rules",
+        "A session whose context graph's mean path between entities is longer than this asks "
+        "for an episode summary.",
+        low=1.0,
+        high=1_000.0,
+    )
     # determinism
     seed: int = _f(
         0, "determinism", "Seed for ids and any randomness, so runs replay exactly.", low=0

@@ -66,6 +66,8 @@ class TurnFacts:
     entities: tuple[EntityMention, ...] = ()
     forget_topic: str | None = None
     """What a "forget what I said about X" names (None: the last turn)."""
+    goal_scores: tuple[tuple[str, float], ...] = ()
+    """Similarity of the turn to every task label (to keep a goal rather than switch)."""
     parsed_chars: int = field(default=0)
 
 
@@ -144,6 +146,7 @@ class Extractor:
         if intent.similarity < INTENT_MIN_SIMILARITY:
             intent = Nearest(labels.STATE, intent.similarity, None, -1.0)
         goal = self._goals.nearest_vector(vector)
+        scores = self._goals.best_per_label(vector)
         slots = slot_values(
             scanned, find_values(scanned, at), doc, speaker=speaker, namer=self._namer
         )
@@ -158,6 +161,7 @@ class Extractor:
             slots=tuple(slots),
             entities=tuple(entities(doc, slots)),
             forget_topic=forget_topic(doc) if intent.label == labels.FORGET else None,
+            goal_scores=tuple((k, round(v, 4)) for k, v in scores.items()),
             parsed_chars=min(len(scanned), MAX_PARSE_CHARS),
         )
 

@@ -38,10 +38,23 @@ def test_context_respects_token_budget_and_format() -> None:
 
 def test_rule_based_responder_cites_first_memory() -> None:
     agent = make_agent(remember="everything")
+    agent.atlas.reconfigure(AtlasConfig(context_graph=False))
     agent.step("My budget is 5000 euros")
     step = agent.step("what is my budget")
     assert step.response is not None and "From memory: My budget is 5000 euros" in step.response
     assert isinstance(agent.llm, RuleBasedResponder)
+
+
+def test_the_constraint_in_force_comes_first_in_the_context() -> None:
+    """With the task context graph (on by default) the responder sees the value in force
+    ahead of the recalled memories, and the replaced one only as what it replaced."""
+    agent = make_agent(remember="everything")
+    agent.step("My budget is 5000 euros")
+    agent.step("Actually my budget is 6000 euros")
+    step = agent.step("what is my budget")
+    assert step.response is not None
+    assert "From memory: In force: budget = 6000 euros (replaces 5000 euros)" in step.response
+    assert step.context.startswith("Task context (constraints in force):")
 
 
 def test_end_session_applies_mode() -> None:

@@ -1,0 +1,125 @@
+"""The task context graph as a stage of the agent loop (issue #24).
+
+Every turn of a session (what the user says and, when stored, what the assistant says)
+is extracted and inserted into that session's ``TaskContext``, with the stored memory's id
+and the turn's index as provenance. The responder gets the active subgraph (the goal, the
+constraints in force and what they replaced, the key entities) ahead of the recalled
+memories, within the token budget, so "what is my hotel limit?" is answered from the
+constraint in force, never from the one it replaced.
+
+The stage rides on the orchestrator (``rules.Orchestrator``): on wherever the rules are on
+and ``AtlasConfig.context_graph`` is true, off in harness replays. The English parser
+loads on the first turn (``memory_core.context.warm`` loads it ahead).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from memory_core.agent.context import estimate_tokens
+from memory_core.context import (
+    Applied,
+    ContextSettings,
+    Extractor,
+    TaskContext,
+    TurnFacts,
+    describe,
+)
+from memory_core.context.extract import labels
+
+if TYPE_CHECKING:
+    from memory_core.engine.atlas import ElasticMemoryAtlas
+
+CONTEXT_HEADER = "Task context (constraints in force):"
+
+
+class ContextStage:
+    """One task context graph per session of an atlas, fed turn by turn."""
+
+    __slots__ = ("_extractor", "_lock", "_sessions", "_turns", "atlas")
+
+    def __init__(self, atlas: ElasticMemoryAtlas, *, extractor: Extractor | None = None) -> None:
+        self.atlas = atlas
+        self._extractor = extractor
+        self._sessions: dict[str, TaskContext] = {}
+        self._turns: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.atlas.config.context_graph)
+
+    @property
+    def extractor(self) -> Extractor:
+        if self._extractor is None:
+            with self._lock:
+                if self._extractor is None:
+                    self._extractor = Extractor(self.atlas.embedder)
+        return self._extractor
+
+    def settings(self) -> ContextSettings:
+        config = self.atlas.config
+        return ContextSettings(
+            max_constraints=config.context_max_constraints,
+            max_path_length=config.context_max_path_length,
+        )
+
+    def of(self, session_id: str) -> TaskContext:
+        """The session's graph (made empty on first use)."""
+        with self._lock:
+            context = self._sessions.get(session_id)
+            if context is None:
+                context = self._sessions[session_id] = TaskContext(
+                    session_id, embedder=self.atlas.embedder, settings=self.settings()
+                )
+            return context
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return list(self._sessions)
+
+    def observe(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        speaker: str | None,
+        memory_id: str | None = None,
+        forget: bool = False,
+    ) -> Applied:
+        """Extract one turn and insert it (``forget``: the loop already knows it is a
+        request to forget, whatever the graph's own intent classifier says)."""
+        context = self.of(session_id)
+        context.settings = self.settings()
+        with self._lock:
+            turn = self._turns.get(session_id, 0)
+            self._turns[session_id] = turn + 1
+        facts = self.extractor.extract(text, speaker=speaker or "user", at=self.atlas.clock.now())
+        if forget and facts.intent != labels.FORGET:
+            facts = _as_forget(facts)
+        return context.observe(facts, turn=turn, memory_id=memory_id)
+
+    def describe(self, session_id: str, budget: int) -> str:
+        """The active subgraph as context lines, cut to ``budget`` tokens (0: nothing)."""
+        with self._lock:
+            context = self._sessions.get(session_id)
+        if context is None or budget <= 0:
+            return ""
+        lines = describe(context.graph, context.goal_id)
+        if not lines:
+            return ""
+        out = [CONTEXT_HEADER]
+        used = estimate_tokens(CONTEXT_HEADER)
+        for line in lines:
+            cost = estimate_tokens(line) + 1
+            if used + cost > budget:
+                break
+            out.append(f"- {line}")
+            used += cost
+        return "\n".join(out) if len(out) > 1 else ""
+
+
+def _as_forget(facts: TurnFacts) -> TurnFacts:
+    return replace(facts, intent=labels.FORGET)
