@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from memory_core.engine.index import VectorIndex
+from memory_core.engine.index import vector as vector_module
 from memory_core.errors import IndexError_
 
 DIM = 16
@@ -210,3 +211,38 @@ def test_search_among_a_scope_matches_brute_force_over_the_scope(
     assert index.search(query, 4, among=np.empty(0, np.int64))[1].size == 0
     with pytest.raises(IndexError_):
         index.search(query, 4, among=np.array([3]))  # removed: not in the index
+
+
+def test_float16_preselection_gives_the_float32_scan_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above COARSE_FROM an exact index scans a float16 copy, then scores its best
+    candidates again in float32: the same similarities, ids and tie order as a float32
+    scan, with tombstones, scopes, duplicates, and adds after the copy was made."""
+    monkeypatch.setattr(vector_module, "COARSE_FROM", 300)
+    monkeypatch.setattr(vector_module, "EXACT_SCOPE", 50)  # scopes go through a bitmap
+    centres = unit_rows(12, seed=3)
+    rng = np.random.default_rng(4)
+    rows = centres[rng.integers(0, 12, 600)] + 0.3 * unit_rows(600, seed=5)
+    rows[500:530] = rows[100:130]  # exact duplicates: equal similarities
+    rows = (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+    index = VectorIndex(DIM, hnsw_threshold=10_000)
+    index.add(np.arange(400), rows[:400])
+    index.remove(np.arange(0, 400, 9))
+
+    def both(query: np.ndarray, k: int, among: np.ndarray | None = None) -> None:
+        got = index.search(query, k, among=among)
+        with monkeypatch.context() as plain:
+            plain.setattr(vector_module, "COARSE_FROM", 10**9)
+            want = index.search(query, k, among=among)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+
+    for i in range(0, 600, 7):
+        both(rows[i], 10)
+        both(rows[i], 40)
+        index_ids = index.ids()
+        both(rows[i], 20, among=index_ids[index_ids % 2 == 0])
+        if i == 301:
+            index.add(np.arange(400, 600), rows[400:])  # the float16 copy keeps in step
+    assert index._coarse is not None and index._coarse.ntotal == index._index.ntotal
