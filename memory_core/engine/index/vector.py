@@ -66,7 +66,8 @@ class PinnedRows:
 
     __slots__ = ("_dim", "_hnsw", "_index", "labels")
 
-    CHUNK = 8192
+    CHUNK = 2048
+    """Rows per gather (3 MB of 384-d vectors, ~2 ms)."""
 
     def __init__(self, index: Any, hnsw: bool, dim: int, labels: np.ndarray) -> None:
         self._index, self._hnsw, self._dim, self.labels = index, hnsw, dim, labels
