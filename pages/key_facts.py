@@ -13,6 +13,7 @@ from memory_core.dashboard.access import Action
 from memory_core.dashboard.conversations import OWN_PREFIX
 from memory_core.dashboard.fact_candidates import Candidate, propose, unmarked
 from memory_core.dashboard.live import embedder_from_env
+from memory_core.dashboard.locations import shown_path
 from memory_core.dashboard.marking import (
     DETECT,
     EXPECTS,
@@ -59,7 +60,7 @@ def open_panel() -> None:
         names = saved_names()
         if not names:
             st.info(
-                f"No conversations in {conversations_dir()} yet: import one (`atlas import "
+                f"No conversations in {shown_path(conversations_dir())} yet: import one (`atlas import "
                 "recording|openai-chat|locomo ... --out data/conversations`) or upload a file."
             )
             return
@@ -232,7 +233,8 @@ def save_panel(conversation: Conversation, facts: list[dict[str, Any]]) -> None:
         "Save conversation",
         type="primary",
         disabled=blocked is not None,
-        help=blocked or f"Writes {target} (listed as {OWN_PREFIX}{conversation.id} in A/B tuning).",
+        help=blocked
+        or f"Writes {shown_path(target)} (listed as {OWN_PREFIX}{conversation.id} in A/B tuning).",
     ):
         try:
             final = with_facts(conversation, facts)

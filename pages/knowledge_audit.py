@@ -3,6 +3,7 @@
 import streamlit as st
 
 from memory_core.dashboard.access import Action, denial
+from memory_core.dashboard.context_live import item_memories, live_stage
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -29,8 +30,11 @@ from memory_core.dashboard.knowledge_view import (
     status_summary,
     version_rows,
 )
+from memory_core.dashboard.locations import shown_url
 from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.context_panel import context_links
 from memory_core.dashboard.ui.identity import reviewer_identity
+from memory_core.dashboard.ui.panels import keep_choice
 from memory_core.dashboard.ui.shared import live_system
 from memory_core.errors import AtlasError
 from memory_core.knowledge import ItemStatus, ReviewAction, csv_columns
@@ -152,7 +156,7 @@ with summary:
     columns[-1].metric("Flagged citations", len(overview.flagged))
     st.caption(
         literal(
-            f"Database {desk.db.url} · sample knowledge: {desk.sample.added_items} items "
+            f"Database {shown_url(desk.db.url)} · sample knowledge: {desk.sample.added_items} items "
             f"added on this start, {desk.sample.skipped} already present."
         )
     )
@@ -191,8 +195,7 @@ if not overview.items:
     st.info("The knowledge base is empty. Import a CSV or JSON file above.")
     st.stop()
 labels = {i.id: item_label(i) for i in overview.items}
-if st.session_state.get(AuditKeys.ITEM) not in labels:
-    st.session_state[AuditKeys.ITEM] = overview.items[0].id
+keep_choice(AuditKeys.ITEM, labels, default=overview.items[0].id)  # labels show the status now
 item_id = st.selectbox(
     "Item version (review queue first)", list(labels), format_func=labels.__getitem__,
     key=AuditKeys.ITEM,
@@ -226,6 +229,8 @@ for step in reversed(detail.history):
 
 st.markdown("**Citations of this version**")
 table(citation_rows(detail.citations), "Nothing cited this version yet.")
+with st.expander("Task context nodes from its memories"):
+    context_links(live_stage(live_system().player.rules), *item_memories(item, detail.citations))
 st.markdown("**Audit trail of this key**")
 table(audit_rows(detail.audit), "No audit entry.")
 

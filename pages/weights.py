@@ -8,11 +8,13 @@ from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.shared import current_atlas, dashboard_state, followed, live_system
 from memory_core.dashboard.weights import (
     SPLIT_OPTIONS,
+    below_line_note,
     evolution_figure,
     evolution_frame,
     histogram_figure,
     scatter_figure,
     weight_frame,
+    with_gaps,
 )
 
 require_app_shell()
@@ -43,6 +45,10 @@ with left:
         histogram_figure(frame, split_by=split_by, log_y=log_y, threshold=threshold),
         key="weights_hist",
     )
+    working = [i for s in atlas.sessions() for i in atlas.session_info(s)["working"]]
+    below = below_line_note(nodes, threshold, working)
+    if below:
+        st.caption(below)
 with right:
     st.subheader("Weight vs age")
     st.plotly_chart(
@@ -64,9 +70,12 @@ else:
 if decays is None:
     st.caption("A loaded snapshot has no history; switch to the live atlas to see the evolution.")
 elif decays:
-    st.plotly_chart(
-        evolution_figure(evolution_frame(decays), threshold=threshold), key="weights_evolution"
+    evolution = evolution_frame(decays)
+    st.plotly_chart(evolution_figure(evolution, threshold=threshold), key="weights_evolution")
+    gaps = with_gaps(evolution)[1]
+    st.caption(
+        f"{len(decays)} {scope}."
+        + (f" The lines break at {gaps} long pause(s) between passes." if gaps else "")
     )
-    st.caption(f"{len(decays)} {scope}.")
 else:
     st.caption("No decay pass yet.")

@@ -129,6 +129,20 @@ class GraphView:
     positions: Positions = field(default_factory=dict)
     labelled: int = 0
     relations: tuple[Relation, ...] = ()
+    linked_pairs: int = 0
+    """Pairs of drawn memories joined by at least one relation (what the Links counter
+    counts); ``edge_count`` counts relations, and one pair may hold two."""
+
+    @property
+    def links_text(self) -> str:
+        """The caption's "N links" part, saying why it can exceed the Links counter."""
+        text = f"{self.edge_count} links"
+        if self.linked_pairs != self.edge_count:
+            text += (
+                f" between {self.linked_pairs} pairs (a pair can hold two relations, "
+                "e.g. before and similar_to; the Links counter counts pairs)"
+            )
+        return text
 
     @property
     def note(self) -> str:
@@ -187,7 +201,7 @@ def layout(
     if len(positions) == len(ids):
         return positions
     if not positions:
-        return _packed(graph)
+        return _spread(_packed(graph))
     rng = np.random.default_rng(len(positions))
     pending = [i for i in ids if i not in positions]
     while pending:
@@ -232,6 +246,30 @@ def _packed(graph: nx.Graph) -> Positions:
         x += 2 * radius + NODE_GAP
         row_height = max(row_height, 2 * radius)
     return positions
+
+
+LAYOUT_HEIGHT = 560.0
+"""Height the first drawing of a small graph is spread to (about the frame's shape)."""
+MAX_SPREAD = 4.0
+
+
+def _spread(positions: Positions) -> Positions:
+    """A first drawing stretched to about ``LAYOUT_WIDTH`` × ``LAYOUT_HEIGHT``: a small
+    graph packed at node spacing would be zoomed in by the frame, its labels overlapping
+    (31 of 32 left out on a 12-memory graph), where spread out they fit beside each
+    other. At most ``MAX_SPREAD`` times, so a pair of memories does not fly apart."""
+    if len(positions) < 2:
+        return positions
+    xs, ys = zip(*positions.values(), strict=True)
+    width, height = max(xs) - min(xs), max(ys) - min(ys)
+    factor = min(
+        LAYOUT_WIDTH / width if width else MAX_SPREAD,
+        LAYOUT_HEIGHT / height if height else MAX_SPREAD,
+        MAX_SPREAD,
+    )
+    if factor <= 1.0:
+        return positions
+    return {i: (round(x * factor, 1), round(y * factor, 1)) for i, (x, y) in positions.items()}
 
 
 def _free_spot(
@@ -385,6 +423,7 @@ def build_graph(
         positions=positions,
         labelled=len(labelled),
         relations=tuple(r for r in Relation if any(e.relation is r for e in drawn_edges)),
+        linked_pairs=len({frozenset((e.source_id, e.target_id)) for e in drawn_edges}),
     )
 
 

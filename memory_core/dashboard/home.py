@@ -49,6 +49,7 @@ AUDIENCES: tuple[Audience, ...] = (
         "Tuner",
         "choose the forgetting parameters",
         (
+            ("pages/key_facts.py", "your own conversation, with the facts it must keep"),
             ("pages/ab_tuning.py", "two parameter sets replayed, with a verdict; sweeps"),
             ("pages/weights.py", "how weights are spread and how they moved"),
         ),

@@ -72,9 +72,34 @@ def node_details(
             }
         )
     neighbours.sort(key=lambda r: (-r["strength"], r["id"]))
-    history = [row for e in events if (row := history_row(e, node_id)) is not None]
+    history = merged_decays([row for e in events if (row := history_row(e, node_id)) is not None])
     history.reverse()  # newest first: what just happened is what one looks for
     return NodeDetails(node, facts, neighbours, history)
+
+
+def merged_decays(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Oldest-first history with decay passes of the same second as one row.
+
+    Letting time pass runs the automatic pass and the requested one at the same atlas
+    time; two "decayed to" rows at one second read like a duplicate. The row keeps the
+    weight after the last pass and says how many ran.
+    """
+    out: list[dict[str, Any]] = []
+    passes = 1
+    for row in rows:
+        last = out[-1] if out else None
+        same_second = (
+            last is not None
+            and row["event"] == last["event"] == "decay"
+            and row["at"].replace(microsecond=0) == last["at"].replace(microsecond=0)
+        )
+        if same_second:
+            passes += 1
+            out[-1] = {**row, "detail": f"{row['detail']} ({passes} passes this second)"}
+        else:
+            passes = 1
+            out.append(row)
+    return out
 
 
 def history_row(event: AtlasEvent, node_id: str) -> dict[str, Any] | None:

@@ -5,7 +5,8 @@ the URL says: ``sqlite:////etc/x.db`` writes into /etc. So the page offers the S
 files of the data folder (``sweeps.sqlite`` first, created on first use) and the URLs an
 operator listed in ``ATLAS_STUDY_STORAGE_URLS``; anything else is refused unless the
 operator set ``ATLAS_ALLOW_ANY_STUDY_STORAGE=1``. URLs are shown with their password
-masked and data-folder files by their name only (``shown_url``), in every message.
+masked and data-folder files by their name only (``locations.shown_url``), in every
+message.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-from memory_core.boundary import excerpt, mask_secrets
+from memory_core.dashboard.locations import shown_url
 from memory_core.errors import InputError
 from memory_core.paths import data_dir
 
@@ -65,21 +66,6 @@ def storage_choices(folder: Path | None = None) -> list[StorageChoice]:
     )
     urls = [f"sqlite:///{p}" for p in (where / DEFAULT_FILE, *others)] + configured_urls()
     return [StorageChoice(u, shown_url(u, where)) for u in dict.fromkeys(urls)]
-
-
-def shown_url(url: str, folder: Path | None = None) -> str:
-    """``url`` as pages, logs and saved runs show it: a file of the data folder by its name
-    (``sweeps.sqlite (data folder)``), anything else with its password masked."""
-    where = (folder or data_dir()).resolve()
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        return excerpt(mask_secrets(url))
-    if parsed.drivername.startswith("sqlite") and parsed.database:
-        path = Path(parsed.database).resolve()
-        if path.parent == where:
-            return f"{path.name} (data folder)"
-    return mask_secrets(parsed.render_as_string(hide_password=True))
 
 
 def check_storage(url: str, folder: Path | None = None) -> str:

@@ -23,7 +23,8 @@ import plotly.graph_objects as go
 from memory_core.boundary import mask_secrets
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.limits import study_name
-from memory_core.dashboard.study_storage import check_storage, shown_url
+from memory_core.dashboard.locations import shown_url
+from memory_core.dashboard.study_storage import check_storage
 from memory_core.engine.config import AtlasConfig, field_names, preset
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.replay import ReplaySettings

@@ -112,8 +112,32 @@ def evolution_frame(events: Iterable[DecayApplied]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
+GAP_FACTOR = 5.0
+"""A pause longer than this many typical intervals between decay passes is a gap."""
+
+
+def with_gaps(frame: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``frame`` with an empty row inside every gap (a skipped year, a server that was
+    off) and how many there are: plotly breaks its lines there instead of drawing a
+    straight line across time nobody measured."""
+    if len(frame) < 3:
+        return frame, 0
+    at = pd.to_datetime(frame["at"])
+    steps = at.diff().iloc[1:]
+    typical = steps.median()
+    if typical <= pd.Timedelta(0):
+        return frame, 0
+    gaps = steps[steps > typical * GAP_FACTOR]
+    if gaps.empty:
+        return frame, 0
+    breaks = pd.DataFrame({"at": at[gaps.index] - gaps / 2})
+    return pd.concat([frame, breaks]).sort_values("at", kind="stable"), len(gaps)
+
+
 def evolution_figure(frame: pd.DataFrame, *, threshold: float | None = None) -> go.Figure:
-    """Band (10–90 %) and median/mean of the weights over the run's decay passes."""
+    """Band (10–90 %) and median/mean of the weights over the run's decay passes; lines
+    break at gaps (``with_gaps``) and every pass is a marker, so a lone pass shows."""
+    frame, _ = with_gaps(frame)
     fig = go.Figure()
     if len(frame):
         fig.add_trace(
@@ -146,6 +170,8 @@ def evolution_figure(frame: pd.DataFrame, *, threshold: float | None = None) -> 
                 x=frame["at"],
                 y=frame["mean"],
                 name="mean",
+                mode="lines+markers",
+                marker={"size": 4},
                 line={"color": "#f59e0b", "dash": "dot"},
             )
         )
@@ -162,6 +188,35 @@ def evolution_figure(frame: pd.DataFrame, *, threshold: float | None = None) -> 
         yaxis_title="weight",
     )
     return fig
+
+
+def below_line_note(
+    nodes: Sequence[MemoryNode], threshold: float, working: Iterable[str] = ()
+) -> str | None:
+    """Why memories under the eviction line are still in the atlas (None when none are).
+
+    The line is applied by decay passes only, and never to pinned memories or to a
+    session's working memory, so a weight can sit below it until the next pass.
+    """
+    below = [n for n in nodes if n.weight < threshold]
+    if not below:
+        return None
+    held = set(working)
+    pinned = sum(1 for n in below if n.pinned)
+    in_working = sum(1 for n in below if not n.pinned and n.id in held)
+    waiting = len(below) - pinned - in_working
+    reasons = [
+        f"{waiting} wait for the next decay pass (evicted then unless recalled first)"
+        if waiting
+        else "",
+        f"{pinned} pinned (never evicted)" if pinned else "",
+        f"{in_working} in a session's working memory (kept while it is open)" if in_working else "",
+    ]
+    return (
+        f"{len(below)} of {len(nodes)} memories are below the eviction line and still here: "
+        + "; ".join(r for r in reasons if r)
+        + "."
+    )
 
 
 def _split_column(split_by: str) -> str:

@@ -108,7 +108,7 @@ def graph_panel(
     st.iframe(view.html, height=height + 8, alt="Memory graph")
     unlabelled = len(view.drawn) - view.labelled
     st.caption(
-        f"{len(view.drawn)} memories and {view.edge_count} links drawn"
+        f"{len(view.drawn)} memories and {view.links_text} drawn"
         + (f"; {unlabelled} labels left out where they would overlap" if unlabelled else "")
         + f". {view.note}".rstrip(". ")
         + ". Hover a node for its text"
@@ -136,7 +136,12 @@ def counters(atlas: ElasticMemoryAtlas, *, per_row: int = 4) -> None:
     cells = [c for _ in range(4 // per_row) for c in st.columns(per_row)]
     c1, c2, c3, c4 = cells
     c1.metric("Memories", stats["nodes"])
-    c2.metric("Links", stats["edges"])
+    c2.metric(
+        "Links",
+        stats["edges"],
+        help="Pairs of memories joined by at least one relation, in the whole atlas (the "
+        "graph draws each relation of a pair as its own line, and only the memories drawn).",
+    )
     c3.metric(
         "Evicted",
         forgotten_total(stats),
@@ -155,6 +160,7 @@ def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[
     clicked = _graph_clicks(key="graph_clicks", on_node_change=lambda: None).node
     if isinstance(clicked, str) and clicked in options:  # a node clicked in the graph
         st.session_state["inspector_node"] = clicked
+    keep_choice("inspector_node", options)
     chosen = st.selectbox(
         "Inspect a memory",
         options=list(options),
@@ -177,6 +183,22 @@ def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[
         st.caption("No event history for a loaded snapshot.")
     elif details.history:
         st.dataframe(details.history, hide_index=True, width="stretch")
+
+
+def keep_choice(key: str, options: Mapping[str, str], default: str | None = None) -> None:
+    """Keep a keyed picker's choice, or ``default`` when it is gone, and make it show the
+    option's current label.
+
+    A keyed selectbox remembers the label the browser last showed ("… w=2.86"), and
+    Streamlit maps that old label back to the same option without telling the browser,
+    so after a decay pass or an approval the picker kept saying the old weight or status.
+    Setting the choice through session state sends the current label with the page.
+    """
+    chosen = st.session_state.get(key)
+    if chosen in options:
+        st.session_state[key] = chosen
+    elif default is not None:
+        st.session_state[key] = default
 
 
 def _node_events(buffer: EventBuffer | None, node_id: str) -> list[AtlasEvent] | None:

@@ -14,6 +14,7 @@ from memory_core.dashboard.follow import (
     check_every,
     status_text,
 )
+from memory_core.dashboard.locations import shown_text
 from memory_core.dashboard.sources import (
     load_recorded,
     load_snapshot_bytes,
@@ -59,7 +60,7 @@ def _recorded_picker() -> None:
     system = live_system()
     db = system.recording.db
     if db is None:
-        st.warning(f"No database: {system.recording.error}")
+        st.warning(shown_text(f"No database: {system.recording.error}"))
         return
     blocked = denied(Action.WRITE)
     if st.button(
@@ -76,7 +77,7 @@ def _recorded_picker() -> None:
     try:
         snapshots = recorded_snapshots(db)
     except AtlasError as exc:
-        st.warning(f"Database unavailable: {exc}")
+        st.warning(shown_text(f"Database unavailable: {exc}"))
         return
     if not snapshots:
         st.info("No recorded snapshot yet.")
@@ -98,12 +99,12 @@ def _follow_picker() -> None:
     system = live_system()
     db = system.recording.db
     if db is None:
-        st.warning(f"No database: {system.recording.error}")
+        st.warning(shown_text(f"No database: {system.recording.error}"))
         return
     try:
         agents = {a.id: a for a in _recorded_agents(system.recording.atlas_id)}
     except AtlasError as exc:
-        st.warning(f"Database unavailable: {exc}")
+        st.warning(shown_text(f"Database unavailable: {exc}"))
         return
     if not agents:
         st.session_state.pop(Keys.FOLLOWED, None)
@@ -217,6 +218,5 @@ def _recording_badge() -> None:
     elif status.get("error") == "recording is off":
         st.caption("Database recording is off.")
     else:
-        st.warning(
-            f"Database recording is failing; events are buffered. {status.get('error') or status.get('last_error')}"
-        )
+        problem = status.get("error") or status.get("last_error")
+        st.warning(shown_text(f"Database recording is failing; events are buffered. {problem}"))

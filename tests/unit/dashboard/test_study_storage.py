@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from memory_core.dashboard.locations import shown_path, shown_text, shown_url
 from memory_core.dashboard.study_storage import (
     ALLOW_ANY_ENV,
     STORAGE_URLS_ENV,
     check_storage,
-    shown_url,
     storage_choices,
 )
 from memory_core.errors import InputError
@@ -37,7 +37,7 @@ def test_the_data_folder_and_the_operator_urls_are_offered(
         "sweeps.sqlite (data folder)",
         "old-study.sqlite (data folder)",
         "postgresql+psycopg://u:***@127.0.0.1:1/db",
-        "sqlite:////srv/studies.sqlite",
+        "SQLite file studies.sqlite",
     ]
     for choice in choices:
         assert check_storage(choice.url) == choice.url
@@ -85,3 +85,13 @@ def test_an_unreachable_configured_database_fails_without_its_password(
     with pytest.raises(InputError) as caught:
         rdb_storage(check_storage(SECRET_PG), attempts=1)
     assert "secret" not in str(caught.value) and "u:***@127.0.0.1:1/db" in str(caught.value)
+
+
+def test_pages_name_places_relative_to_the_data_folder(data: Path) -> None:
+    assert shown_url(f"sqlite:///{data / 'atlas.db'}") == "atlas.db (data folder)"
+    assert shown_url("sqlite:////srv/elsewhere/a.db") == "SQLite file a.db"
+    assert shown_path(data / "conversations") == "conversations in the data folder"
+    assert shown_path(data) == "the data folder"
+    assert shown_path(Path("/srv/x/y.json")) == "y.json"
+    failing = f"cannot open {data}/atlas.db via postgresql://u:secret@h/db"
+    assert shown_text(failing) == "cannot open the data folder/atlas.db via postgresql://u:***@h/db"
