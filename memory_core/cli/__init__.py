@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "compare",
     "sweep",
     "users",
+    "context",
 )
 
 

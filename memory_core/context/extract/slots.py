@@ -319,7 +319,7 @@ def _choices(
         if _is_question(sentence):
             continue
         obj = _object_phrase(sentence)
-        if obj is None or any(obj.start_char < e and s < obj.end_char for s, e in taken):
+        if obj is None or obj.root.pos_ in ("PRON", "DET") or any(obj.start_char < e and s < obj.end_char for s, e in taken):
             continue
         candidates.append((obj, sentence.root))
     if not candidates:

@@ -190,7 +190,7 @@ def entities(doc: Doc, slots: Sequence[SlotValue]) -> list[EntityMention]:
                 things.append(label)
     for chunk in doc.noun_chunks:
         owned = any(t.dep_ == "poss" and t.lower_ in FIRST_PERSON for t in chunk)
-        if not owned or chunk.root.pos_ not in ("NOUN", "PROPN"):
+        if not owned or not _thing_like(chunk):
             continue
         if chunk.root.head.lemma_ == "be" and chunk.root.dep_ in ("nsubj", "attr"):
             continue  # "my budget is 200", "what is my hotel limit": an attribute, not a thing
@@ -217,6 +217,18 @@ def entities(doc: Doc, slots: Sequence[SlotValue]) -> list[EntityMention]:
         about = tuple(t for t in things if t.lower() != kind)
         found[kind] = EntityMention(kind, kind, tuple(attributes), about)
     return list(found.values())
+
+
+def _thing_like(chunk: Span) -> bool:
+    """An owned noun that names a particular thing ("my iPhone 15", "my Zara jacket"), not
+    a body part or a time of day ("my head", "my afternoon"): a proper noun, or a noun
+    with a name, number or compound of its own."""
+    root = chunk.root
+    if root.pos_ == "PROPN":
+        return True
+    return root.pos_ == "NOUN" and any(
+        c.pos_ == "PROPN" or c.like_num or c.dep_ == "compound" for c in root.children
+    )
 
 
 def _owned_label(chunk: Span) -> str:
