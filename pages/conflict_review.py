@@ -26,8 +26,10 @@ from memory_core.dashboard.conflict_view import (
     undoable,
     write,
 )
+from memory_core.dashboard.context_live import live_stage
 from memory_core.dashboard.graph_view import build_graph
 from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.context_panel import context_links
 from memory_core.dashboard.ui.identity import current_identity, reviewer_identity
 from memory_core.dashboard.ui.shared import live_system
 from memory_core.errors import AtlasError
@@ -189,6 +191,12 @@ st.text(
     + (f" ({item.resolution.value} by {item.resolved_by})" if item.resolution else "")
 )
 st.text(f"Detector: {item.reason}")
+with st.expander("Task context nodes from these memories"):
+    context_links(
+        live_stage(system.player.rules),
+        [item.old_id, item.new_id],
+        [item.old_session_id, item.session_id],
+    )
 
 if item.status.value == "open":
     a1, a2, a3 = st.columns(3)

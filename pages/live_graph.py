@@ -3,11 +3,13 @@
 import streamlit as st
 
 from memory_core.dashboard.access import Action
+from memory_core.dashboard.context_live import live_stage
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
 from memory_core.dashboard.rule_log import buffered, notes
 from memory_core.dashboard.state import AtlasSource
 from memory_core.dashboard.ui.app_shell import require_app_shell
+from memory_core.dashboard.ui.context_panel import entity_view, view_mode
 from memory_core.dashboard.ui.identity import denied
 from memory_core.dashboard.ui.panels import GRAPH_REFRESH, counters, graph_panel, inspector, legend
 from memory_core.dashboard.ui.shared import (
@@ -25,6 +27,20 @@ atlas, atlas_label = current_atlas()
 is_live = atlas is system.atlas
 
 st.title("Live graph")
+if view_mode() == "entities":
+    st.caption(
+        "The task context graph of the live atlas's conversations: goals, entities and the "
+        "constraints in force, with what each replaced."
+    )
+    if is_live:
+        entity_view(
+            live_stage(system.player.rules),
+            preferred_session=state.playground_session,
+            rule_events=buffered(system.buffer),
+        )
+    else:
+        st.info(f"The {atlas_label} has no task context graph here: choose the live atlas.")
+    st.stop()
 st.caption(f"Showing the {atlas_label}. Filters are in the sidebar.")
 
 c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")

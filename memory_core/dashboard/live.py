@@ -167,13 +167,25 @@ class LiveSystem:
         return sink.status()
 
     def save_snapshot_to_db(self, label: str) -> SnapshotInfo:
-        """Store the live atlas's snapshot in the database (it can then be browsed as recorded)."""
+        """Store the live atlas's snapshot in the database (it can then be browsed as
+        recorded), its conversations' task context graphs in the same file and in the
+        context graph tables."""
         db, atlas_id = self.recording.db, self.recording.atlas_id
         if db is None or atlas_id is None:
             raise InputError("database", f"not available: {self.recording.error}")
+        from memory_core.dashboard.context_live import live_stage, save_graphs, snapshot_sections
         from memory_core.store.recording import record_snapshot
 
-        return record_snapshot(self.atlas, db.snapshots, atlas_id=atlas_id, label=label)
+        stage = live_stage(self.player.rules)
+        info = record_snapshot(
+            self.atlas,
+            db.snapshots,
+            atlas_id=atlas_id,
+            label=label,
+            sections=lambda: snapshot_sections(stage),
+        )
+        save_graphs(stage, db.context_graphs, atlas_id)
+        return info
 
     def close(self) -> None:
         self.player.close()

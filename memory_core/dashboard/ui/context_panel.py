@@ -1,0 +1,147 @@
+"""The live graph's entity view and the review pages' links into it (Streamlit only).
+
+Thin: the graph comes from ``context_live``, everything drawn from ``context_view``.
+Node text reaches the page only through the graph's plain-text tooltips and dataframes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from memory_core.dashboard.context_live import (
+    graph_sessions,
+    nodes_behind,
+    session_graph,
+    session_of_node,
+)
+from memory_core.dashboard.context_view import (
+    DEFAULT_MAX_ENTITY_NODES,
+    MAX_ENTITY_NODES,
+    VIEW_MODES,
+    ViewMode,
+    build_entity_graph,
+    constraints_in_force,
+    focus_options,
+    legend_html,
+    link_rows,
+    query_focus,
+)
+
+if TYPE_CHECKING:
+    from memory_core.agent.context_graph import ContextStage
+    from memory_core.engine.events import RuleFired
+
+LIVE_GRAPH_PAGE = "pages/live_graph.py"
+MODE_KEY = "graph_view_mode"
+SESSION_KEY = "entity_session"
+FOCUS_KEY = "entity_focus"
+_APPLIED = "_graph_link_applied"
+"""The last link (view, focus) applied, so a link moves the widgets once, not on every rerun."""
+
+
+def view_mode() -> ViewMode:
+    """The memories / entities toggle; a link's ``?view=entities&focus=<id>`` sets it once."""
+    mode, focus = query_focus(dict(st.query_params))
+    if mode is not None and st.session_state.get(_APPLIED) != (mode, focus):
+        st.session_state[_APPLIED] = (mode, focus)
+        st.session_state[MODE_KEY] = mode
+        if focus is not None:
+            st.session_state["_entity_link_focus"] = focus
+    st.session_state.setdefault(MODE_KEY, "memories")
+    chosen = st.segmented_control(
+        "View",
+        VIEW_MODES,
+        key=MODE_KEY,
+        help="Memories: the atlas. Entities: the task context graph.",
+    )
+    return chosen if chosen in VIEW_MODES else "memories"
+
+
+def entity_view(
+    stage: ContextStage | None,
+    *,
+    preferred_session: str | None = None,
+    rule_events: Sequence[RuleFired] = (),
+) -> None:
+    """Pick a conversation, draw its graph, list the constraints in force (``rule_events``:
+    the live buffer's, which name the constraints waiting for a reviewer)."""
+    sessions = graph_sessions(stage)
+    if not sessions:
+        st.info(
+            "No task context graph yet: talk in the Playground or play the demo. Each turn "
+            "adds the goals, entities and constraints it names."
+        )
+        return
+    link_focus = st.session_state.pop("_entity_link_focus", None)
+    linked_session = session_of_node(stage, link_focus) if link_focus else None
+    if linked_session is not None:
+        st.session_state[SESSION_KEY] = linked_session
+    elif st.session_state.get(SESSION_KEY) not in sessions:
+        st.session_state[SESSION_KEY] = (
+            preferred_session if preferred_session in sessions else sessions[-1]
+        )
+    c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
+    session = c1.selectbox("Conversation (session)", sessions, key=SESSION_KEY)
+    show_forgotten = c2.toggle("Show forgotten", key="entity_show_forgotten")
+    max_nodes = c3.slider(
+        "Most nodes drawn", 10, MAX_ENTITY_NODES, DEFAULT_MAX_ENTITY_NODES, 10,
+        key="entity_max_nodes",
+    )  # fmt: skip
+    graph = session_graph(stage, session, rule_events)
+    if graph is None:
+        st.info("That conversation has no graph any more.")
+        return
+    options = focus_options(graph.nodes, graph.pending)
+    if link_focus in options:
+        st.session_state[FOCUS_KEY] = link_focus
+    elif st.session_state.get(FOCUS_KEY) not in options:
+        st.session_state[FOCUS_KEY] = None
+    focus = st.selectbox(
+        "Focus on a node",
+        [None, *options],
+        format_func=lambda i: "(none)" if i is None else options[i],
+        key=FOCUS_KEY,
+    )
+    view = build_entity_graph(
+        graph.nodes,
+        graph.edges,
+        show_forgotten=show_forgotten,
+        max_nodes=int(max_nodes),
+        focus=focus,
+        pending=graph.pending,
+    )
+    st.iframe(view.html, height=568, alt="Task context graph")
+    st.caption(
+        f"{len(view.drawn)} nodes and {view.edge_count} edges drawn"
+        + (f"; {view.note}" if view.note else "")
+        + ". Hover a node for its slot, value, turns and memories."
+    )
+    st.html(legend_html())  # our own strings only
+    st.subheader("Constraints in force")
+    rows = constraints_in_force(graph.nodes, graph.edges, graph.pending)
+    if rows:
+        st.dataframe(rows, hide_index=True, width="stretch")
+    else:
+        st.caption("No constraint is in force in this conversation.")
+
+
+def context_links(
+    stage: ContextStage | None, memory_ids: Sequence[str | None], sessions: Sequence[str]
+) -> None:
+    """The context nodes a reviewed pair or item produced, each with a link that opens the
+    live graph's entity view focused on it."""
+    found = nodes_behind(stage, [m for m in memory_ids if m], sessions)
+    if not found:
+        st.caption("No task context node came from these memories.")
+        return
+    st.dataframe(link_rows([n for _, n in found]), hide_index=True, width="stretch")
+    for _, node in found[:8]:
+        st.page_link(
+            LIVE_GRAPH_PAGE,
+            label=f"Open {node.type.lower()} {node.id} in the live graph",
+            icon=":material/hub:",
+            query_params={"view": "entities", "focus": node.id},
+        )

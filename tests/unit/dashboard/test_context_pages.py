@@ -1,0 +1,203 @@
+"""The entity view of the live graph page and the review pages' links to context nodes,
+in Streamlit's AppTest (hashing embedder, hand-written turn facts: no parser, no model)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from memory_core.agent.rules import CONTEXT_REVIEW
+from memory_core.conflicts.items import ItemDraft, ReviewAction
+from memory_core.context.extract.slots import SlotValue
+from memory_core.context.extract.turn import EntityMention, TurnFacts
+from memory_core.dashboard.conflict_view import desk_for
+from memory_core.dashboard.context_live import (
+    item_memories,
+    live_stage,
+    nodes_behind,
+    session_graph,
+    session_of_node,
+    snapshot_sections,
+)
+from memory_core.dashboard.live import LiveSystem
+from memory_core.dashboard.ui.shared import live_system
+from memory_core.engine.events import RuleFired
+from memory_core.knowledge.items import (
+    Checklist,
+    Citation,
+    CitedBy,
+    ItemStatus,
+    KnowledgeItem,
+    SourceKind,
+)
+from memory_core.store.context_io import SECTION, graphs_from_section
+from memory_core.testing import HashingEmbedder
+
+ROOT = Path(__file__).resolve().parents[3]
+DAY = 1_721_563_200.0
+
+
+def facts(intent: str = "state", **fields: object) -> TurnFacts:
+    return TurnFacts(
+        "", "user", DAY, intent, 1.0,
+        fields.pop("goal", None), 0.9 if "goal" in fields else 0.0,  # type: ignore[arg-type]
+        tuple(fields.pop("slots", ())), tuple(fields.pop("entities", ())),  # type: ignore[arg-type]
+        fields.pop("forget_topic", None),  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def talk_about_a_trip(system: LiveSystem, session: str = "trip") -> None:
+    """The hotel limit said, then raised (the first deprecated); a door code forgotten."""
+    stage = live_stage(system.player.rules)
+    assert stage is not None
+    ctx = stage.of(session)
+    hotel = EntityMention("Hotel Avenida", "hotel")
+    first = SlotValue("user", "hotel limit", "150 EUR", "money", 150.0, "EUR", "night")
+    ctx.observe(facts(goal="book a trip", slots=[first], entities=[hotel]), turn=0, memory_id="m0")
+    raised = SlotValue("user", "hotel limit", "180 EUR", "money", 180.0, "EUR", "night")
+    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id="m1")
+    code = SlotValue("user", "door code", "4411", topic="door")
+    ctx.observe(facts(slots=[code]), turn=2, memory_id="m2")
+    ctx.observe(facts("forget", forget_topic="door"), turn=3)
+
+
+@pytest.fixture
+def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AppTest]:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("ATLAS_DASHBOARD_EMBEDDER", "hashing")
+    monkeypatch.setenv("ATLAS_DASHBOARD_RECORD", "0")
+    monkeypatch.setenv("ATLAS_DATA_DIR", str(tmp_path))
+    st.cache_resource.clear()
+    yield AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    live_system().close()
+    st.cache_resource.clear()
+
+
+def on_live_graph(at: AppTest, **params: str) -> AppTest:
+    at.run()
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.switch_page("pages/live_graph.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_entities_view_before_any_talk_says_where_graphs_come_from(app: AppTest) -> None:
+    at = on_live_graph(app)
+    at.segmented_control(key="graph_view_mode").set_value("entities").run()
+    assert not at.exception
+    assert any("No task context graph yet" in str(i.value) for i in at.info)
+
+
+def test_entities_view_shows_the_constraint_in_force_and_what_it_replaced(app: AppTest) -> None:
+    app.run()
+    talk_about_a_trip(live_system())
+    at = on_live_graph(app)
+    at.segmented_control(key="graph_view_mode").set_value("entities").run()
+    assert not at.exception, [e.value for e in at.exception]
+    (table,) = at.dataframe
+    rows = table.value.to_dict("records")
+    assert [(r["slot"], r["in force"], r["replaced"], r["turns"]) for r in rows] == [
+        ("hotel limit", "180 EUR", "150 EUR", "1")
+    ]
+    caption = next(str(c.value) for c in at.caption if "nodes and" in str(c.value))
+    assert "1 forgotten nodes are hidden" in caption
+    at.toggle(key="entity_show_forgotten").set_value(True).run()
+    caption = next(str(c.value) for c in at.caption if "nodes and" in str(c.value))
+    assert "forgotten" not in caption
+
+
+def test_a_link_opens_the_entity_view_focused_on_its_node(app: AppTest) -> None:
+    app.run()
+    system = live_system()
+    talk_about_a_trip(system, session="other")
+    talk_about_a_trip(system, session="trip")
+    graph = session_graph(live_stage(system.player.rules), "other")
+    assert graph is not None
+    node = next(n for n in graph.nodes if n.type == "Constraint" and not n.deprecated)
+    at = on_live_graph(app, view="entities", focus=node.id)
+    assert at.segmented_control(key="graph_view_mode").value == "entities"
+    assert at.selectbox(key="entity_session").value == "other"
+    assert at.selectbox(key="entity_focus").value == node.id
+    at.segmented_control(key="graph_view_mode").set_value("memories").run()  # the link
+    assert at.segmented_control(key="graph_view_mode").value == "memories"  # applied once
+
+
+def test_conflict_review_lists_the_nodes_of_the_pair_with_links(app: AppTest) -> None:
+    app.run()
+    system = live_system()
+    talk_about_a_trip(system)
+    desk_for(system.atlas, None).queue.enqueue(
+        ItemDraft(
+            old_id="m0", old_text="hotel up to 150 EUR", old_session_id="trip",
+            new_id="m1", new_text="make it 180 EUR", session_id="trip", similarity=0.8,
+            score=0.9, reason="same slot", kind="value_change",
+            suggested=ReviewAction.ACCEPT_NEW,
+        ),
+        at=datetime.now(UTC),
+    )  # fmt: skip
+    app.switch_page("pages/conflict_review.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    frames = [f.value for f in app.dataframe if "slot" in f.value.columns]
+    (nodes,) = frames
+    assert "hotel limit" in set(nodes["slot"]) and set(nodes["type"]) >= {"Goal", "Constraint"}
+    links = [e for e in app.get("page_link") if "in the live graph" in e.proto.label]
+    assert links and all("view=entities" in e.proto.query_string for e in links)
+
+
+def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
+    system = LiveSystem(embedder=HashingEmbedder())
+    try:
+        stage = live_stage(system.player.rules)
+        assert snapshot_sections(stage) == {}
+        talk_about_a_trip(system)
+        found = nodes_behind(stage, ["m1"], ["trip", "nowhere"])
+        assert [(s, n.attributes.get("value")) for s, n in found if n.type == "Constraint"] == [
+            ("trip", "180 EUR")
+        ]
+        assert nodes_behind(stage, [], ["trip"]) == []
+        assert session_of_node(stage, found[0][1].id) == "trip"
+        assert session_of_node(stage, "nope") is None
+        in_force = next(n.id for s, n in found if n.type == "Constraint")
+        asked = RuleFired(
+            at=DAY, session_id="trip", rule=CONTEXT_REVIEW, node_id=in_force, message="?"
+        )
+        elsewhere = RuleFired(
+            at=DAY, session_id="other", rule=CONTEXT_REVIEW, node_id="x", message="?"
+        )
+        graph = session_graph(stage, "trip", [asked, elsewhere])
+        assert graph is not None and graph.pending == {in_force}
+        assert session_graph(stage, "nowhere") is None
+        graphs = graphs_from_section(snapshot_sections(stage)[SECTION])
+        assert list(graphs) == ["trip"]
+        assert graphs["trip"].to_records() == stage.of("trip").graph.to_records()
+    finally:
+        system.close()
+
+
+def test_a_knowledge_item_leads_to_its_memories_and_sessions() -> None:
+    now = datetime.now(UTC)
+    item = KnowledgeItem(
+        id="k1", key="memory.m0", version="2", content="make it 180 EUR",
+        source_kind=SourceKind.LEARNED_FROM_EPISODE, source_name="agent-corrections",
+        effective_from=now, expires_at=None, confidence=0.5, status=ItemStatus.PENDING_REVIEW,
+        checklist=Checklist(), data={"memory_id": "m3"}, last_verified_at=None,
+        citation_count=1, feedback_correct=0, feedback_wrong=0, consecutive_wrong=0,
+        reviewer=None, review_note=None, created_at=now, updated_at=now, session_id="trip",
+        user_id=None,
+    )  # fmt: skip
+    cite = Citation(
+        id="c1", item_id="k1", item_key="memory.m0", item_version="2", cited_by_id="m1",
+        cited_by_kind=CitedBy.MEMORY, at=now, session_id="s2", user_id=None,
+        needs_review=False, flag_reason=None,
+    )  # fmt: skip
+    episode = dataclasses.replace(cite, id="c2", cited_by_id="e1", cited_by_kind=CitedBy.EPISODE)
+    assert item_memories(item, [cite, episode]) == (["m3", "m0", "m1"], ["trip", "s2"])
