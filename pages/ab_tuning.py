@@ -1,8 +1,9 @@
 """A/B decay tuning: compare two parameter sets, sweep with Optuna, keep and reopen runs.
 
-Thin page: replays run in ``TuningJob`` / ``SweepJob`` threads (memory_core.dashboard.tuning
-and .sweep_view) polled by fragments, so the page stays responsive and Stop works; saved
-runs go through memory_core.dashboard.run_library into the database's ``runs`` table.
+Thin page: replays run as ``TuningJob`` / ``SweepJob`` jobs in the server's job registry
+(memory_core.dashboard.jobs), so a reload or a second browser re-attaches to them; a
+fragment polls only while one runs. Saved runs go through memory_core.dashboard.run_library
+into the database's ``runs`` table.
 """
 
 from typing import Any
@@ -15,7 +16,9 @@ from memory_core.dashboard import run_library
 from memory_core.dashboard.access import Action
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.conversations import conversation_files
+from memory_core.dashboard.demo import preset_description
 from memory_core.dashboard.eviction_view import eviction_forecast
+from memory_core.dashboard.jobs import AB_RUN, SWEEP, job_caption
 from memory_core.dashboard.live import embedder_from_env, embedder_name
 from memory_core.dashboard.study_storage import ALLOW_ANY_ENV, STORAGE_URLS_ENV, storage_choices
 from memory_core.dashboard.sweep_view import (
@@ -53,13 +56,14 @@ from memory_core.dashboard.tuning import (
 )
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
-from memory_core.dashboard.ui.shared import current_atlas, live_system
+from memory_core.dashboard.ui.shared import current_atlas, job_registry, live_system, viewer
 from memory_core.errors import AtlasError
 
 require_app_shell()
 
-JOB_KEY, RUN_KEY = "ab_tuning_job", "ab_run"
-SWEEP_JOB_KEY, SWEEP_KEY = "sweep_job", "sweep_outcome"
+RUN_KEY, SWEEP_KEY = "ab_run", "sweep_outcome"
+POLL_SECONDS = 1.0
+"""How often a page redraws a running job's progress (and never when none runs)."""
 SPECS = specs_by_field()
 SWEEP_DEFAULT = (
     "decay_strategy",
@@ -85,6 +89,7 @@ def arm_form(label: str, default_preset: str) -> tuple[str, dict[str, Any]]:
     presets = list(PRESETS)
     st.session_state.setdefault(f"{label}_preset", default_preset)
     name = st.selectbox("Preset", presets, key=f"{label}_preset")
+    st.caption(preset_description(name))
     base = PRESETS[name]
     values: dict[str, Any] = {}
     for field in EDITABLE_FIELDS:
@@ -136,50 +141,74 @@ def ab_tab() -> None:
             "Export B as TOML", configs["B"].to_toml(), "arm-b.toml", "application/toml"
         )
 
-    job: TuningJob | None = st.session_state.get(JOB_KEY)
+    job = job_registry().latest(AB_RUN)
+    running = job is not None and job.running
     run_col, stop_col = st.columns(2)
-    can_run = len(configs) == 2 and bool(names) and not (job and job.running)
+    can_run = len(configs) == 2 and bool(names) and not running
     autorun = st.session_state.pop("ab_autorun", False)  # the home page's sample A/B
     if run_col.button("Run A/B", type="primary", disabled=not can_run) or (autorun and can_run):
         request = TuningRequest(
             selected_files(names, available), configs["A"], configs["B"], capacity, top_k,
             (preset_a, preset_b),
         )  # fmt: skip
-        st.session_state[JOB_KEY] = TuningJob(request, embedder_from_env())
-        st.rerun()
-    if stop_col.button("Stop", disabled=not (job and job.running)):
-        job.cancel()  # type: ignore[union-attr]
-    ab_progress()
+        try:
+            job_registry().start(AB_RUN, lambda: TuningJob(request, embedder_from_env()), viewer())
+        except AtlasError as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()
+    if stop_col.button("Stop", disabled=not running) and job is not None:
+        job.cancel()
+    watch_job(AB_RUN, ab_progress)
     run: ABRun | None = st.session_state.get(RUN_KEY)
     if run is not None:
         show_ab(run)
 
 
-def show_when_done(job: BackgroundJob[Any], result_key: str) -> None:
-    """Once ``job`` finished, put its result under ``result_key`` and rerun the page once,
-    so the whole page (not just the polling fragment) draws it."""
-    shown_key = f"{result_key}_shown"
-    if not job.running and job.result is not None and st.session_state.get(shown_key) is not job:
-        st.session_state[shown_key] = job
-        st.session_state[result_key] = job.result
-        st.rerun()
+def watch_job(kind: str, draw: Any) -> None:
+    """Draw ``kind``'s newest job in a fragment that polls only while it runs; the
+    polling stops (and the whole page redraws once, buttons included) when it ends."""
+    job = job_registry().latest(kind)
+    st.session_state[f"{kind}_polling"] = job is not None and job.running
+    st.fragment(draw, run_every=POLL_SECONDS if job is not None and job.running else None)()
 
 
-@st.fragment(run_every=1.0)
-def ab_progress() -> None:
-    job: TuningJob | None = st.session_state.get(JOB_KEY)
+def job_status(kind: str, result_key: str, detail: str = "") -> BackgroundJob[Any] | None:
+    """Progress, who started it, errors and failed units of ``kind``'s newest job; its
+    result is adopted once per browser session (a reload shows a finished job's result)."""
+    job = job_registry().latest(kind)
     if job is None:
-        st.info("Pick conversations and parameters, then press Run A/B.")
-        return
-    eta = job.eta_seconds() if job.running else None
+        return None
+    eta = job.eta_seconds()
     left = "estimating time left" if eta is None else f"about {eta:.0f} s left"
     st.progress(
         job.progress,
-        text=f"{job.stage} · {job.progress:.0%}" + (f" · {left}" if job.running else ""),
-    )
-    if job.error:
-        st.error(job.error)
-    show_when_done(job, RUN_KEY)
+        text=f"{job.stage} · {detail or f'{job.progress:.0%}'}" + (f" · {left}" if job.running else ""),
+    )  # fmt: skip
+    st.caption(job_caption(job, viewer().viewer))
+    if st.session_state.get(f"{kind}_dismissed") != job.id:
+        if job.error:
+            st.error(job.error)
+        for failure in job.failures:
+            st.warning(f"Left out: {failure}")
+    if job.running:
+        return job
+    adopted = f"{result_key}_job"
+    if st.session_state.get(adopted) != job.id:
+        st.session_state[adopted] = job.id
+        if job.result is not None:
+            st.session_state[result_key] = job.result
+        elif job.error:  # a failed run replaces nothing but must not pass for its result
+            st.session_state.pop(result_key, None)
+    if st.session_state.get(f"{kind}_polling"):  # it ended while this page polled
+        st.session_state[f"{kind}_polling"] = False
+        st.rerun()
+    return job
+
+
+def ab_progress() -> None:
+    if job_status(AB_RUN, RUN_KEY) is None:
+        st.info("Pick conversations and parameters, then press Run A/B.")
 
 
 def show_ab(run: ABRun) -> None:
@@ -315,11 +344,12 @@ def sweep_tab() -> None:
         )
         st.session_state.setdefault("sweep_study_name", default_study_name())
         study = st.text_input("Study name", key="sweep_study_name")
-    job: SweepJob | None = st.session_state.get(SWEEP_JOB_KEY)
+    job = job_registry().latest(SWEEP)
+    running = job is not None and job.running
     run_col, stop_col = st.columns(2)
-    if run_col.button("Run sweep", type="primary", disabled=bool(job and job.running) or not names):
+    if run_col.button("Run sweep", type="primary", disabled=running or not names):
         if job is not None and not job.running:  # its error must not stay under a new one
-            st.session_state.pop(SWEEP_JOB_KEY, None)
+            st.session_state[f"{SWEEP}_dismissed"] = job.id
         try:
             request = SweepRequest(
                 selected_files(names, available), base, tuple(params), trials, capacity, 10,
@@ -328,25 +358,28 @@ def sweep_tab() -> None:
         except AtlasError as exc:
             st.error(str(exc))
         else:
-            st.session_state[SWEEP_JOB_KEY] = SweepJob(request)
-            del st.session_state["sweep_study_name"]  # the next sweep gets a fresh study
-            st.rerun()
-    if stop_col.button("Stop sweep", disabled=not (job and job.running)):
-        job.cancel()  # type: ignore[union-attr]
-    sweep_progress()
+            try:
+                job_registry().start(SWEEP, lambda: SweepJob(request), viewer())
+            except AtlasError as exc:
+                st.error(str(exc))
+            else:
+                del st.session_state["sweep_study_name"]  # the next sweep gets a fresh study
+                st.rerun()
+    if stop_col.button("Stop sweep", disabled=not running) and job is not None:
+        job.cancel()
+    watch_job(SWEEP, sweep_progress)
     outcome: SweepOutcome | None = st.session_state.get(SWEEP_KEY)
     if outcome is not None:
         show_sweep(outcome)
 
 
-@st.fragment(run_every=1.0)
 def sweep_progress() -> None:
-    job: SweepJob | None = st.session_state.get(SWEEP_JOB_KEY)
-    if job is None:
+    latest = job_registry().latest(SWEEP)
+    if not isinstance(latest, SweepJob):
         return
-    st.progress(job.progress, text=f"{job.stage} · {job.done} of {job.request.trials} trials")
-    if job.error:
-        st.error(job.error)
+    job = job_status(SWEEP, SWEEP_KEY, f"{latest.done} of {latest.request.trials} trials")
+    if not isinstance(job, SweepJob):
+        return
     partial = job.partial
     if job.running and partial is not None and partial.pareto:
         best = partial.best()
@@ -355,7 +388,6 @@ def sweep_progress() -> None:
             help=f"trial #{best.number}, memory size {best.memory_fraction:.3f}",
         )  # fmt: skip
         st.plotly_chart(pareto_figure(partial), width="stretch", key="sweep_live_front")
-    show_when_done(job, SWEEP_KEY)
 
 
 def show_sweep(outcome: SweepOutcome) -> None:

@@ -20,18 +20,19 @@ from memory_core.dashboard.conflict_view import (
     item_label,
     neighbourhood,
     queue_rows,
-    scan,
     side_by_side,
+    start_scan,
     undo,
     undoable,
     write,
 )
 from memory_core.dashboard.context_live import live_stage
 from memory_core.dashboard.graph_view import build_graph
+from memory_core.dashboard.jobs import SCAN, job_caption
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.context_panel import context_links
 from memory_core.dashboard.ui.identity import current_identity, reviewer_identity
-from memory_core.dashboard.ui.shared import live_system
+from memory_core.dashboard.ui.shared import job_registry, live_system, viewer
 from memory_core.errors import AtlasError
 
 require_app_shell()
@@ -77,15 +78,39 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
                 st.text(line)
         except AtlasError as exc:
             st.error(str(exc))
+    scan_job = job_registry().latest(SCAN)
+    scanning = scan_job is not None and scan_job.running
     if st.button(
         "Scan the atlas for contradictions",
-        help=write_blocked or "Queues every contradiction among active memories",
-        disabled=write_blocked is not None,
+        help=write_blocked
+        or "Queues every contradiction among active memories, session by "
+        "session, in the background: a reload or another browser sees its progress.",
+        disabled=write_blocked is not None or scanning,
     ):
         try:
-            st.text(f"{len(scan(desk, writer))} contradicting pairs are in the queue.")
+            start_scan(desk, writer, job_registry(), viewer())
         except AtlasError as exc:
             st.error(str(exc))
+        else:
+            st.rerun()
+
+    def scan_status() -> None:
+        job = job_registry().latest(SCAN)
+        if job is None:
+            return
+        st.progress(job.progress, text=f"{job.stage} · {job.progress:.0%}")
+        st.caption(job_caption(job, viewer().viewer))
+        if job.error:
+            st.error(job.error)
+        for failure in job.failures:
+            st.warning(f"Not scanned: {failure}")
+        if not job.running:
+            st.text(f"The scan queued {job.result or 0} contradicting pairs.")
+            if st.session_state.pop("conflict_scan_polling", False):
+                st.rerun()  # the queue below and the button come back at once
+
+    st.session_state["conflict_scan_polling"] = scanning
+    st.fragment(scan_status, run_every=1.0 if scanning else None)()
 
 
 def last_action() -> None:

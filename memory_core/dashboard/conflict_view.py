@@ -32,6 +32,8 @@ from memory_core.conflicts.items import (
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review import ConflictReview
 from memory_core.dashboard.access import Action, Identity, require
+from memory_core.dashboard.background import Actor
+from memory_core.dashboard.jobs import SCAN, JobRegistry, ScanJob
 from memory_core.dashboard.limits import memory_text, session_name
 from memory_core.dashboard.ui.identity import REVIEWER_KEY
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -128,6 +130,13 @@ def scan(desk: ConflictDesk, identity: Identity) -> list[ReviewItem]:
     """Queue every contradiction in the atlas, as ``identity``."""
     require(identity, Action.WRITE)
     return desk.guard.scan()
+
+
+def start_scan(desk: ConflictDesk, identity: Identity, jobs: JobRegistry, actor: Actor) -> ScanJob:
+    """Start a scan of the whole atlas as a background job, as ``identity``
+    (``AccessDeniedError`` if it may not write, ``JobBusyError`` while one runs)."""
+    require(identity, Action.WRITE)
+    return jobs.start(SCAN, lambda: ScanJob(desk.guard), actor)
 
 
 def act(

@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memory_core.dashboard.activity import SharedActivity
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
 from memory_core.dashboard.eviction_view import RestoreLedger
@@ -132,6 +133,8 @@ class LiveSystem:
         self.atlas.subscribe(self.buffer)
         self.player = DemoPlayer(self.atlas, self.clock)
         self.ledger = RestoreLedger()
+        self.activity = SharedActivity()
+        """Who changed the live atlas last (every browser session shares it)."""
         self.recording = (
             _open_recording(self.atlas, database_url)
             if record
@@ -151,6 +154,12 @@ class LiveSystem:
         """Run the live atlas under ``config`` from now on, shown as ``name``."""
         self.atlas.reconfigure(config)
         self.preset = name
+
+    def watch_key(self) -> tuple[object, ...]:
+        """Changes whenever a page showing the live atlas must redraw because of someone
+        else: a recorded change, the player's state or conversation, the preset."""
+        status = self.player.status()
+        return (self.activity.count, status.state, status.conversation_id, self.preset)
 
     def skip_ahead(self, hours: float) -> dict[str, int]:
         """Let ``hours`` pass on the atlas clock and run a decay pass; returns evictions."""

@@ -6,7 +6,6 @@ The page only starts a ``TuningJob`` and polls it; everything here is plain Pyth
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -16,11 +15,12 @@ from typing import Any
 import plotly.express as px
 import plotly.graph_objects as go
 
-from memory_core.dashboard.background import BackgroundJob, eta_seconds
+from memory_core.dashboard.background import BackgroundJob
 from memory_core.embedding.base import Embedder
+from memory_core.engine import validate as check
 from memory_core.engine.clock import to_datetime
 from memory_core.engine.config import AtlasConfig, field_specs, preset
-from memory_core.errors import AtlasError, NotFoundError
+from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.compare import Comparison, PairedDiff, compare_results
 from memory_core.harness.explain import Explanation, explain_missed
 from memory_core.harness.metrics import ConversationResult
@@ -30,7 +30,7 @@ from memory_core.harness.replay import (
     embed_conversation,
     replay_conversation,
 )
-from memory_core.harness.session_format import load_conversations
+from memory_core.harness.session_format import Conversation, load_conversation
 from memory_core.harness.sweep import SEARCH_SPACE
 
 EDITABLE_FIELDS: tuple[str, ...] = tuple(SEARCH_SPACE)
@@ -77,10 +77,6 @@ def specs_by_field() -> dict[str, dict[str, Any]]:
 def build_config(preset_name: str, overrides: Mapping[str, Any]) -> AtlasConfig:
     """Preset plus edited fields, validated (``ConfigError`` names the field)."""
     return AtlasConfig.from_mapping(dict(overrides), preset(preset_name))
-
-
-class _Cancelled(Exception):
-    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,65 +127,89 @@ def build_run(
 
 
 class TuningJob(BackgroundJob[ABRun]):
-    """Replays arm A then arm B in a daemon thread; ``progress`` goes 0 → 1; ``cancel`` stops it."""
+    """Replays each conversation under arm A then arm B in a daemon thread.
+
+    ``progress`` goes 0 → 1; ``cancel`` stops at the next turn. A conversation that fails
+    (unreadable, a probe or turn over the arms' text limit, an error in its replay) is
+    named in ``failures`` with what failed and left out of both arms; the others are
+    compared. Only when every conversation failed does the job fail.
+    """
 
     def __init__(self, request: TuningRequest, embedder: Embedder) -> None:
         self.request = request
-        self.progress = 0.0
         self._embedder = embedder
-        self.started = time.monotonic()
         self._start("atlas-ab-tuning")
 
-    def eta_seconds(self) -> float | None:
-        return eta_seconds(self.progress, time.monotonic() - self.started)
+    def _run(self) -> ABRun | None:
+        request = self.request
+        settings = ReplaySettings(top_k=request.top_k, capacity_fraction=request.capacity_fraction)
+        total = len(request.files)
+        arms: list[list[ConversationResult]] = [[], []]
+        missed: list[dict[str, Any]] = []
+        seen: dict[str, str] = {}  # conversation id -> file: results are paired by id
+        for i, path in enumerate(request.files):
+            try:
+                conversation = load_conversation(path)
+                if conversation.id in seen:
+                    raise InputError("id", f"{conversation.id!r} is also {seen[conversation.id]}")
+                seen[conversation.id] = path.name
+                check_conversation(conversation, (request.config_a, request.config_b))
+                results, rows = self._compare_one(conversation, settings, i, total)
+            except AtlasError as exc:
+                self.failures.append(f"conversation {path.stem}: {exc}")
+                continue
+            for arm, result in zip(arms, results, strict=True):
+                arm.append(result)
+            missed.extend(rows)
+        self.checkpoint()
+        if not arms[0]:
+            self.error = "every conversation failed: " + "; ".join(self.failures)
+            return None
+        self.stage = "comparing"
+        run = build_run(request, arms[0], arms[1], missed)
+        self._progress = 1.0
+        return run
 
-    def _run(self) -> None:
-        try:
-            request = self.request
-            conversations = load_conversations(request.files)
-            settings = ReplaySettings(
-                top_k=request.top_k, capacity_fraction=request.capacity_fraction
+    def _compare_one(
+        self, conversation: Conversation, settings: ReplaySettings, index: int, total: int
+    ) -> tuple[list[ConversationResult], list[dict[str, Any]]]:
+        """Both arms over one conversation (its own share of the progress bar)."""
+        self.stage = f"embedding {conversation.id} ({index + 1} of {total})"
+        vectors = embed_conversation(conversation, self._embedder)
+        self._progress = (index + EMBED_SHARE) / total
+        results, missed = [], []
+        for arm, (label, config) in enumerate(
+            zip(ARMS, (self.request.config_a, self.request.config_b), strict=True)
+        ):
+            self.stage = f"replaying {conversation.id} under {label} ({index + 1} of {total})"
+            replay = replay_conversation(
+                conversation,
+                config,
+                settings=settings,
+                embedder=self._embedder,
+                vectors=vectors,
+                progress=partial(self._report, index=index, total=total, arm=arm),
             )
-            vectors = {}
-            for i, c in enumerate(conversations):
-                self.stage = f"embedding conversation {i + 1} of {len(conversations)}"
-                vectors[c.id] = embed_conversation(c, self._embedder)
-                self.progress = EMBED_SHARE * (i + 1) / len(conversations)
-            arms: list[list[ConversationResult]] = [[], []]
-            missed: list[dict[str, Any]] = []
-            for index, (label, config) in enumerate(
-                zip(ARMS, (request.config_a, request.config_b), strict=True)
-            ):
-                self.stage = f"replaying {label}"
-                for i, conversation in enumerate(conversations):
-                    replay = replay_conversation(
-                        conversation,
-                        config,
-                        settings=settings,
-                        embedder=self._embedder,
-                        vectors=vectors[conversation.id],
-                        progress=partial(self._report, arm=index),
-                        position=(i, len(conversations)),
-                    )
-                    arms[index].append(replay.result)
-                    missed.extend(
-                        explanation_row(label, conversation.id, e) for e in explain_missed(replay)
-                    )
-            self.stage = "comparing"
-            self.result = build_run(request, arms[0], arms[1], missed)
-            self.progress = 1.0
-            self.stage = "done"
-        except _Cancelled:
-            self.stage = "cancelled"
-        except AtlasError as exc:
-            self.error = str(exc)
-            self.stage = "failed"
+            results.append(replay.result)
+            missed += [explanation_row(label, conversation.id, e) for e in explain_missed(replay)]
+        return results, missed
 
-    def _report(self, p: Progress, arm: int) -> None:
-        if self.cancelled():
-            raise _Cancelled
-        within = (p.conversation + p.turn / max(p.turns, 1)) / max(p.conversations, 1)
-        self.progress = EMBED_SHARE + (1.0 - EMBED_SHARE) * (arm + within) / 2
+    def _report(self, p: Progress, index: int, total: int, arm: int) -> None:
+        self.checkpoint()
+        within = p.turn / max(p.turns, 1)
+        share = EMBED_SHARE + (1.0 - EMBED_SHARE) * (arm + within) / 2
+        self._progress = (index + share) / total
+
+
+def check_conversation(conversation: Conversation, configs: Sequence[AtlasConfig]) -> None:
+    """Refuse a conversation whose texts an arm cannot take, naming the fact or turn:
+    a replay would otherwise fail halfway with only the engine's field name."""
+    limit = min(c.max_content_chars for c in configs)
+    for fact in conversation.key_facts:
+        check.content(fact.probe, limit, f"key fact {fact.id} ({fact.fact[:60]!r}): probe")
+    for session in conversation.sessions:
+        for turn in session.turns:
+            check.content(turn.text, limit, f"session {session.id}, turn {turn.id}: text")
 
 
 def explanation_row(arm: str, conversation_id: str, e: Explanation) -> dict[str, Any]:

@@ -8,14 +8,18 @@ call, so concurrent sessions are safe. The embedder is chosen from
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import MutableMapping
 from typing import Any, cast
 
 import streamlit as st
 
+from memory_core.dashboard.background import Actor
 from memory_core.dashboard.follow import Followed, poll
+from memory_core.dashboard.jobs import JobRegistry
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.state import AtlasSource, DashboardState, Keys
+from memory_core.dashboard.ui.identity import REVIEWER_KEY, current_identity
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import InputError
 from memory_core.store.follow import AtlasFollower
@@ -24,6 +28,24 @@ from memory_core.store.follow import AtlasFollower
 @st.cache_resource(show_spinner="Starting the live atlas (loading the embedding model)…")
 def live_system() -> LiveSystem:
     return LiveSystem.from_env()
+
+
+@st.cache_resource(show_spinner=False)
+def job_registry() -> JobRegistry:
+    """The server's long jobs (A/B runs, sweeps, scans): every browser session sees them."""
+    return JobRegistry()
+
+
+_VIEWER_KEY = "_atlas_viewer_id"
+
+
+def viewer() -> Actor:
+    """This browser session as the author of shared changes: a random id kept for the
+    session, and the signed-in or typed reviewer name when there is one."""
+    viewer_id = st.session_state.setdefault(_VIEWER_KEY, uuid.uuid4().hex[:12])
+    typed = st.session_state.get(REVIEWER_KEY) or st.session_state.get("reviewer_kept", "")
+    who = current_identity(str(typed))
+    return Actor(viewer_id, None if who.anonymous else who.name)
 
 
 def dashboard_state() -> DashboardState:

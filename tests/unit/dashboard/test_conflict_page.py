@@ -26,6 +26,8 @@ from memory_core.dashboard.conflict_view import (
     side_by_side,
     word_diff,
 )
+from memory_core.dashboard.jobs import SCAN
+from memory_core.dashboard.ui.shared import job_registry
 from memory_core.errors import AccessDeniedError, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -125,7 +127,12 @@ def test_bulk_keep_both(app: AppTest) -> None:
 def test_scan_finds_the_open_pair_again_without_duplicating_it(app: AppTest) -> None:
     queued_pair(app, "The budget is 5000 euros.", "The budget is now 6000 euros.")
     click(app, "Scan the atlas for contradictions")
-    assert any("1 contradicting pairs" in t.value for t in app.text)
+    job = job_registry().latest(SCAN)  # a background job every browser session sees
+    assert job is not None
+    job.wait(60)
+    app.run()
+    assert any("queued 1 contradicting pairs" in t.value for t in app.text)
+    assert any("Started by you; done." in str(c.value) for c in app.caption)
     assert metric(app, "Open") == "1"
 
 

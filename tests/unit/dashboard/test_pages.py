@@ -13,9 +13,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from memory_core.dashboard.demo import PlayerState
+from memory_core.dashboard.jobs import AB_RUN
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.state import Keys
-from memory_core.dashboard.ui.shared import live_system
+from memory_core.dashboard.ui.shared import job_registry, live_system
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGES = [
@@ -36,8 +37,13 @@ def app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AppTest]:
     monkeypatch.setenv("ATLAS_DASHBOARD_RECORD", "0")
     monkeypatch.setenv("ATLAS_DATA_DIR", str(tmp_path))
     live_system.clear()
+    job_registry.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     yield at
+    for job in job_registry().running():  # a job left running must not block the next test
+        job.cancel()
+        job.wait(60)
+    job_registry.clear()
     live_system().close()
     live_system.clear()
 
@@ -211,7 +217,8 @@ def test_home_sample_ab_starts_the_default_run(app: AppTest) -> None:
     next(b for b in app.button if b.label == "Open a sample A/B").click().run()
     assert not app.exception
     assert app.title[0].value == "A/B tuning"
-    job = app.session_state["ab_tuning_job"]
+    job = job_registry().latest(AB_RUN)
+    assert job is not None and job.running  # started at once, for every viewer to see
     job.cancel()
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from memory_core.dashboard.background import JobState
 from memory_core.dashboard.demo import sample_files
 from memory_core.dashboard.tuning import (
     ABRun,
@@ -27,6 +28,7 @@ from memory_core.dashboard.tuning import (
 )
 from memory_core.engine.config import preset
 from memory_core.errors import ConfigError, NotFoundError
+from memory_core.harness.session_format import load_conversation
 from memory_core.store.engine import open_database
 from memory_core.testing import HashingEmbedder
 
@@ -248,9 +250,31 @@ def test_differing_fields_lists_only_what_differs() -> None:
     assert differing_fields(build_config("tuned", {}), build_config("tuned", {})) == []
 
 
-def test_eta_appears_once_there_is_a_pace() -> None:
-    from memory_core.dashboard.background import eta_seconds
+def test_a_failing_conversation_is_named_and_the_others_are_compared(tmp_path: Path) -> None:
+    data = json.loads(TRIP.read_text())
+    fact = data["key_facts"][0]
+    fact["probe"] = "x" * 100_000  # over every arm's max_content_chars
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({**data, "id": "broken-trip"}))
+    others = [p for name, p in sample_files().items() if name != "trip-approval"][:1]
+    request = TuningRequest(
+        (broken, *others), build_config("tuned", {}), build_config("seed-linear", {}), 0.25, 10
+    )
+    job = TuningJob(request, HashingEmbedder())
+    job.wait(120)
+    assert job.state is JobState.DONE and job.error is None
+    (failure,) = job.failures
+    assert failure.startswith("conversation broken:") and f"key fact {fact['id']}" in failure
+    assert "100000 characters" in failure and len(failure) < 400  # names, never echoes
+    assert job.result is not None
+    assert job.result.conversation_ids() == [load_conversation(others[0]).id]
 
-    assert eta_seconds(0.0, 30.0) is None  # no pace yet
-    assert eta_seconds(0.25, 10.0) == pytest.approx(30.0)
-    assert eta_seconds(1.0, 10.0) == 0.0
+
+def test_a_run_whose_every_conversation_fails_fails_with_each_named(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    request = TuningRequest((bad,), build_config("tuned", {}), build_config("tuned", {}), 0.25, 10)
+    job = TuningJob(request, HashingEmbedder())
+    job.wait(60)
+    assert job.state is JobState.FAILED and job.result is None
+    assert job.error is not None and "conversation bad" in job.error
