@@ -10,6 +10,7 @@ from memory_core.dashboard.eviction_view import (
     DB_SORT_KEYS,
     SORT_KEYS,
     EvictionQuery,
+    empty_text,
     matching_rows,
     query_database,
     query_events,
@@ -121,9 +122,7 @@ st.caption(
 if page.rows:
     st.dataframe([r.display_record() for r in page.rows], hide_index=True, width="stretch")
 else:
-    st.info(
-        "No eviction matches. Play the demo for a minute, or skip ahead on the Live graph page."
-    )
+    st.info(empty_text(memory_rows, query) if not from_db else "No eviction matches the filters.")
 
 p1, p2, p3 = st.columns([1, 1, 4])
 if p1.button("Previous", disabled=page.page == 0, width="stretch"):

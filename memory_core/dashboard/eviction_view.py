@@ -13,7 +13,7 @@ import io
 import math
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -274,12 +274,49 @@ def eviction_forecast(
 def time_range(
     rows: Iterable[EvictionRow], *, min_seconds: float = 60.0
 ) -> tuple[datetime, datetime] | None:
-    """Whole-second bounds around the rows' times for a range slider; None when they span
-    less than ``min_seconds`` (a slider over one moment only confuses)."""
+    """Whole-minute bounds around the rows' times for a range slider (its step is a
+    minute), None when they span less than ``min_seconds`` (a slider over one moment only
+    confuses). On the minute grid the slider cannot snap its upper end below the newest
+    rows: off the grid it did, and a skipped year's evictions, all at the newest instant,
+    fell out of the untouched full range (issue #25)."""
     times = [row.at for row in rows]
     if not times or max(times) - min(times) < min_seconds:
         return None
-    return to_datetime(math.floor(min(times))), to_datetime(math.floor(max(times)) + 1)
+    low = 60 * math.floor(min(times) / 60)
+    return to_datetime(low), to_datetime(60 * (math.floor(max(times) / 60) + 1))
+
+
+def empty_text(rows: Sequence[EvictionRow], query: EvictionQuery) -> str:
+    """What an empty eviction page says: that nothing was evicted yet, or how many
+    evictions there are and which of the filters hide them, so the text agrees with the
+    counts beside it."""
+    if not rows:
+        return (
+            "No eviction yet in this run. Play the demo for a minute, or skip ahead on the "
+            "Live graph page."
+        )
+    hidden = []
+    for name, alone in (
+        ("reason", replace(EvictionQuery(), reasons=query.reasons, include_erased=True)),
+        ("session", replace(EvictionQuery(), session_id=query.session_id, include_erased=True)),
+        ("text", replace(EvictionQuery(), text=query.text, include_erased=True)),
+        (
+            "time range",
+            replace(EvictionQuery(), since=query.since, until=query.until, include_erased=True),
+        ),
+        (
+            "erased text (tick 'Show evictions whose text was erased')",
+            replace(EvictionQuery(), include_erased=query.include_erased),
+        ),
+    ):
+        excluded = sum(not alone.matches(r) for r in rows)
+        if excluded:
+            hidden.append(f"{name} hides {excluded}")
+    return (
+        f"None of the {len(rows)} evictions in this run match the filters: "
+        + "; ".join(hidden)
+        + "."
+    )
 
 
 def reason_counts(rows: Iterable[EvictionRow]) -> dict[str, int]:

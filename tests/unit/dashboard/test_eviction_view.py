@@ -8,6 +8,7 @@ from memory_core.dashboard.eviction_view import (
     EvictionQuery,
     EvictionRow,
     RestoreLedger,
+    empty_text,
     matching_rows,
     query_rows,
     row_from_event,
@@ -157,8 +158,31 @@ def test_purged_rows_are_erased_hidden_by_default_and_say_so(atlas: ElasticMemor
     assert stats["evicted_total"] == 1 and forgotten_total(stats) == 0  # a purge is not forgetting
 
 
-def test_time_range_spans_whole_seconds_only_when_worth_a_slider() -> None:
+def test_time_range_spans_whole_minutes_only_when_worth_a_slider() -> None:
     low, high = time_range([row(0), row(89)]) or (None, None)  # 1000.0 .. 1089.0
-    assert (low, high) == (datetime.fromtimestamp(1_000, UTC), datetime.fromtimestamp(1_090, UTC))
+    assert (low, high) == (datetime.fromtimestamp(960, UTC), datetime.fromtimestamp(1_140, UTC))
     assert time_range([row(0), row(59)]) is None  # under a minute
     assert time_range([]) is None
+
+
+def test_the_empty_page_names_what_hides_the_evictions_counted_beside_it() -> None:
+    assert empty_text([], EvictionQuery()).startswith("No eviction yet in this run")
+    q = EvictionQuery(reasons=("capacity",), text="memory 1")
+    assert query_rows(ROWS, q).total == 0
+    text = empty_text(ROWS, q)
+    assert text.startswith("None of the 30 evictions in this run match the filters:")
+    assert "reason hides 30" in text and "text hides 19" in text  # memory 1, 10-19 match
+    erased = [row(i, content=None) for i in range(4)]
+    assert "erased text" in empty_text(erased, EvictionQuery())
+    assert "erased" not in empty_text(erased, EvictionQuery(include_erased=True, text="x"))
+
+
+def test_a_skipped_years_evictions_stay_inside_the_full_time_range() -> None:
+    """Issue #25: evictions at the newest instant must match the slider's untouched range."""
+    rows = [row(0), *(row(365 * 24 * 3600 + 17) for _ in range(3))]
+    low, high = time_range(rows) or (None, None)
+    assert low is not None and high is not None
+    step = 60.0  # the page's slider step: its values are low + k * step
+    assert (high.timestamp() - low.timestamp()) % step == 0
+    q = EvictionQuery(since=low, until=high)
+    assert query_rows(rows, q).total == len(rows)
