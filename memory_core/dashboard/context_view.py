@@ -34,6 +34,8 @@ LABELLED_HUBS = 12
 LABELLED_CONSTRAINTS = 24
 """Constraints in force labelled on the canvas: the most recently said ones."""
 _IN_FORCE = ("active", "pending review")
+LABEL_ALL_BELOW = 30
+"""A drawing of at most this many nodes labels every one (the replaced ones too)."""
 
 STATE_COLORS: dict[NodeState, str] = {
     "active": "#16a34a",
@@ -206,6 +208,8 @@ def build_entity_graph(
     recent = sorted(in_force, key=lambda n: (-max(n.turns, default=-1), n.id))
     labelled = {n.id for n in kept if n.type in ("User", "Goal") and not n.soft_deleted}
     labelled |= hubs | {n.id for n in recent[:LABELLED_CONSTRAINTS]}
+    if len(kept) <= LABEL_ALL_BELOW:
+        labelled = {n.id for n in kept}
     if focus in ids:
         labelled.add(focus)
     positions = layout([n.id for n in kept], ((e.source, e.target) for e in drawn_edges))

@@ -104,6 +104,7 @@ def entity_view(
         [None, *options],
         format_func=lambda i: "(none)" if i is None else options[i],
         key=FOCUS_KEY,
+        placeholder="(none): the whole conversation",
     )
     view = build_entity_graph(
         graph.nodes,
