@@ -4,6 +4,8 @@ in Streamlit's AppTest (hashing embedder, hand-written turn facts: no parser, no
 from __future__ import annotations
 
 import dataclasses
+import io
+import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,7 +38,7 @@ from memory_core.knowledge.items import (
     KnowledgeItem,
     SourceKind,
 )
-from memory_core.store.context_io import SECTION, graphs_from_section
+from memory_core.store.context_io import SECTION, graph_key, graphs_from_section, load_graph
 from memory_core.testing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -179,6 +181,26 @@ def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
         graphs = graphs_from_section(snapshot_sections(stage)[SECTION])
         assert list(graphs) == ["trip"]
         assert graphs["trip"].to_records() == stage.of("trip").graph.to_records()
+    finally:
+        system.close()
+
+
+def test_saving_the_live_atlas_keeps_its_graphs_in_the_snapshot_and_the_tables(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite:///{tmp_path / 'atlas.db'}"
+    system = LiveSystem(embedder=HashingEmbedder(), record=True, database_url=url)
+    try:
+        talk_about_a_trip(system)
+        system.atlas.add("I want a hotel in Lisbon", session_id="trip")
+        info = system.save_snapshot_to_db("with context")
+        db, atlas_id = system.recording.db, system.recording.atlas_id
+        assert db is not None and atlas_id is not None
+        expected = live_stage(system.player.rules).of("trip").graph.to_records()  # type: ignore[union-attr]
+        assert load_graph(db.context_graphs, graph_key(atlas_id, "trip")).to_records() == expected
+        with zipfile.ZipFile(io.BytesIO(db.snapshots.data(info.id))) as archive:
+            section = archive.read(f"section/{SECTION}")
+        assert graphs_from_section(section)["trip"].to_records() == expected
     finally:
         system.close()
 
