@@ -27,9 +27,11 @@ from memory_core.dashboard.context_live import (
     session_of_node,
     snapshot_sections,
 )
+from memory_core.dashboard.knowledge_view import open_knowledge
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.ui.shared import live_system
 from memory_core.engine.events import RuleFired
+from memory_core.knowledge.agent_sinks import knowledge_review
 from memory_core.knowledge.items import (
     Checklist,
     Citation,
@@ -54,18 +56,22 @@ def facts(intent: str = "state", **fields: object) -> TurnFacts:
     )  # fmt: skip
 
 
-def talk_about_a_trip(system: LiveSystem, session: str = "trip") -> None:
+def talk_about_a_trip(
+    system: LiveSystem, session: str = "trip", memories: tuple[str, str, str] = ("m0", "m1", "m2")
+) -> None:
     """The hotel limit said, then raised (the first deprecated); a door code forgotten."""
     stage = live_stage(system.player.rules)
     assert stage is not None
     ctx = stage.of(session)
     hotel = EntityMention("Hotel Avenida", "hotel")
     first = SlotValue("user", "hotel limit", "150 EUR", "money", 150.0, "EUR", "night")
-    ctx.observe(facts(goal="book a trip", slots=[first], entities=[hotel]), turn=0, memory_id="m0")
+    ctx.observe(
+        facts(goal="book a trip", slots=[first], entities=[hotel]), turn=0, memory_id=memories[0]
+    )
     raised = SlotValue("user", "hotel limit", "180 EUR", "money", 180.0, "EUR", "night")
-    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id="m1")
+    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id=memories[1])
     code = SlotValue("user", "door code", "4411", topic="door")
-    ctx.observe(facts(slots=[code]), turn=2, memory_id="m2")
+    ctx.observe(facts(slots=[code]), turn=2, memory_id=memories[2])
     ctx.observe(facts("forget", forget_topic="door"), turn=3)
 
 
@@ -153,6 +159,26 @@ def test_conflict_review_lists_the_nodes_of_the_pair_with_links(app: AppTest) ->
     assert "hotel limit" in set(nodes["slot"]) and set(nodes["type"]) >= {"Goal", "Constraint"}
     links = [e for e in app.get("page_link") if "in the live graph" in e.proto.label]
     assert links and all("view=entities" in e.proto.query_string for e in links)
+
+
+def test_knowledge_audit_lists_the_nodes_of_a_corrected_statement(app: AppTest) -> None:
+    app.run()
+    system = live_system()
+    said = system.atlas.add("my hotel budget is 150 EUR per night", session_id="trip")
+    corrected = system.atlas.add("make my hotel budget 180 EUR per night", session_id="trip")
+    talk_about_a_trip(system, memories=(said.id, corrected.id, "m2"))
+    desk = open_knowledge(system.atlas.embedder)
+    knowledge_review(desk.kb)(corrected, 3, said.id)  # what the correction rule submits
+    desk.db.close()
+    app.switch_page("pages/knowledge_audit.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    frames = [f.value for f in app.dataframe if "slot" in f.value.columns]
+    (nodes,) = frames
+    assert set(nodes["slot"]) >= {"hotel limit"}
+    assert set(nodes["state"]) >= {"active", "deprecated"}  # the value in force and the old one
+    links = [e for e in app.get("page_link") if "in the live graph" in e.proto.label]
+    assert links
 
 
 def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
