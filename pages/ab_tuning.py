@@ -302,6 +302,7 @@ def apply_buttons(run: ABRun) -> None:
             except AtlasError as exc:
                 st.error(f"Not applied: {exc}")
             else:
+                system.activity.record(viewer(), f"switched the preset to {name}", "preset")
                 st.toast(f"The live atlas now runs {name}.")
     columns[2].caption(f"Live atlas runs: **{system.preset}**")
 

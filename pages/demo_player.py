@@ -23,7 +23,8 @@ from memory_core.dashboard.ui.panels import (
     inspector,
     legend,
 )
-from memory_core.dashboard.ui.shared import dashboard_state, live_system
+from memory_core.dashboard.ui.shared import dashboard_state, live_system, viewer
+from memory_core.dashboard.ui.watch import follow_shared
 
 require_app_shell()
 
@@ -42,15 +43,25 @@ st.caption(
 if not files:
     st.error("No sample conversations found (set ATLAS_SAMPLE_DIR or run from the repository).")
     st.stop()
+follow_shared(system)
 
 
 def _load() -> None:
-    player.load(files[st.session_state["demo_conversation"]])
+    name = st.session_state["demo_conversation"]
+    player.load(files[name])
+    system.activity.record(viewer(), f"cued {name} (the demo started over)", "demo")
 
 
 def _apply_preset() -> None:
     name = st.session_state["demo_preset"]
     system.apply_preset(name, LIVE_PRESETS[name])
+    system.activity.record(viewer(), f"switched the preset to {name}", "preset")
+
+
+def _did(action: str, verb: str) -> None:
+    """Run a player action and record who did it (every browser shares the player)."""
+    getattr(player, action)()
+    system.activity.record(viewer(), verb, "demo")
 
 
 names = list(files)
@@ -70,24 +81,29 @@ blocked = denied(Action.WRITE)  # playing writes into the shared live atlas
 top[1].button(
     "Play",
     icon=":material/play_arrow:",
-    on_click=player.play,
+    on_click=_did,
+    args=("play", "pressed Play"),
     type="primary",
     width="stretch",
     disabled=blocked is not None,
     help=blocked,
 )
-top[2].button("Pause", icon=":material/pause:", on_click=player.pause, width="stretch")
+top[2].button(
+    "Pause", icon=":material/pause:", on_click=_did, args=("pause", "paused"), width="stretch"
+)
 top[3].button(
     "Step",
     icon=":material/skip_next:",
-    on_click=player.step,
+    on_click=_did,
+    args=("step", "stepped one turn"),
     width="stretch",
     disabled=blocked is not None,
 )
 top[4].button(
     "Reset",
     icon=":material/replay:",
-    on_click=player.reset,
+    on_click=_did,
+    args=("reset", "pressed Reset"),
     width="stretch",
     disabled=blocked is not None,
 )
@@ -124,9 +140,14 @@ with scale_col:
 def status_view() -> None:
     status = player.status()
     counters(system.atlas, per_row=2)
-    st.progress(
-        status.progress, text=f"{status.state.value} · turn {status.position} of {status.total}"
+    started = system.activity.last_of("demo")
+    elsewhere = started is not None and started.actor.viewer != viewer().viewer
+    state = (
+        f"the demo plays in another session ({started.actor.seen_by(viewer().viewer)})"
+        if elsewhere and started is not None and status.state is PlayerState.PLAYING
+        else status.state.value
     )
+    st.progress(status.progress, text=f"{state} · turn {status.position} of {status.total}")
     if status.error:
         st.error(status.error)
     if status.last is not None:

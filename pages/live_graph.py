@@ -17,7 +17,9 @@ from memory_core.dashboard.ui.shared import (
     current_atlas,
     dashboard_state,
     live_system,
+    viewer,
 )
+from memory_core.dashboard.ui.watch import follow_shared
 
 require_app_shell()
 
@@ -42,6 +44,8 @@ if view_mode() == "entities":
         st.info(f"The {atlas_label} has no task context graph here: choose the live atlas.")
     st.stop()
 st.caption(f"Showing the {atlas_label}. Filters are in the sidebar.")
+if is_live:
+    follow_shared(system)
 
 c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
 max_nodes = c1.slider("Most memories drawn", 10, MAX_DRAWN_NODES, 150, 10, key="graph_max_nodes")
@@ -56,6 +60,7 @@ if is_live:
         help=blocked,
     ):
         evicted = system.skip_ahead(hours)
+        system.activity.record(viewer(), f"skipped {hours:g} h ahead", "memories")
         st.toast(f"Decay pass done; evicted {sum(evicted.values())} memories")
 
 

@@ -11,7 +11,8 @@ from memory_core.dashboard.state import Keys
 from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import denied
 from memory_core.dashboard.ui.panels import graph_panel, legend
-from memory_core.dashboard.ui.shared import dashboard_state, live_system
+from memory_core.dashboard.ui.shared import dashboard_state, live_system, viewer
+from memory_core.dashboard.ui.watch import follow_shared
 from memory_core.errors import AtlasError
 
 require_app_shell()
@@ -35,6 +36,7 @@ guarded = c3.toggle(
     "Conflict review queue, as writes from agents do. Off: stored as is.",
 )
 top_k = c4.number_input("Recall at most", 1, 20, 5, key="playground_top_k")
+follow_shared(system)
 
 blocked = denied(Action.WRITE)
 prompt = st.chat_input(
@@ -57,6 +59,10 @@ if prompt:
         state.hits = exchange.hits
         state.add_chat("user", prompt)
         state.add_chat("assistant", exchange.reply)
+        if remember:
+            system.activity.record(
+                viewer(), f"wrote a message in session {state.playground_session}", "memories"
+            )
 
 chat_col, graph_col = st.columns([2, 3])
 with chat_col:

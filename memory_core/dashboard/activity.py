@@ -27,6 +27,8 @@ class Change:
     """What was done, as a verb phrase: "pressed Play", "switched the preset to tuned"."""
     at: float
     """Wall-clock epoch seconds."""
+    topic: str = ""
+    """What it was about ("demo", "preset", "memories"), to ask for the last of a kind."""
 
 
 class SharedActivity:
@@ -37,13 +39,20 @@ class SharedActivity:
         self._clock = clock
         self._count = 0
         self._last: Change | None = None
+        self._by_topic: dict[str, Change] = {}
 
-    def record(self, actor: Actor, action: str) -> Change:
-        change = Change(actor, action, self._clock())
+    def record(self, actor: Actor, action: str, topic: str = "") -> Change:
+        change = Change(actor, action, self._clock(), topic)
         with self._lock:
             self._count += 1
             self._last = change
+            if topic:
+                self._by_topic[topic] = change
         return change
+
+    def last_of(self, topic: str) -> Change | None:
+        with self._lock:
+            return self._by_topic.get(topic)
 
     @property
     def count(self) -> int:

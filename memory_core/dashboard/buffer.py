@@ -89,6 +89,14 @@ class EventBuffer:
         with self._lock:
             self._items.clear()
 
+    def discard_sessions(self, session_ids: frozenset[str]) -> None:
+        """Drop every row left of ``session_ids`` — a demo replay started over: its old
+        evictions are not memories someone erased, they belong to a replay that is gone."""
+        with self._lock:
+            kept = [r for r in self._items if r.event.session_id not in session_ids]
+            self._items.clear()
+            self._items.extend(kept)
+
     def _forget_session(self, session_id: str | None) -> None:
         """Drop a purged session's events (called with the lock held; keeps sequence numbers)."""
         gone = frozenset(

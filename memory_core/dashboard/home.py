@@ -5,7 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_core.dashboard.demo import DEFAULT_CONVERSATION, DemoPlayer, PlayerState
+from memory_core.dashboard.demo import (
+    DEFAULT_CONVERSATION,
+    DemoPlayer,
+    PlayerState,
+    PlayerStatus,
+)
 
 PITCH = (
     "Elastic Atlas is an embedded memory engine for AI agents: every remembered sentence is a "
@@ -57,9 +62,26 @@ AUDIENCES: tuple[Audience, ...] = (
 )
 
 
-def start_demo(player: DemoPlayer, files: dict[str, Path]) -> None:
-    """Play the demo from wherever it is; a finished or empty player starts over."""
+def start_demo(player: DemoPlayer, files: dict[str, Path]) -> str:
+    """Play the demo from wherever it is; a finished or empty player starts over.
+    Returns what was done, for the record of who changed the shared atlas."""
     state = player.status().state
+    action = "pressed Play"
     if state in (PlayerState.EMPTY, PlayerState.FINISHED) and files:
         player.load(files.get(DEFAULT_CONVERSATION) or next(iter(files.values())))
+        action = "started the demo over" if state is PlayerState.FINISHED else action
     player.play()
+    return action
+
+
+def replay_warning(status: PlayerStatus, last_change: str) -> str | None:
+    """What "Play the demo" would destroy for everyone, or None when it destroys nothing:
+    a finished demo starts over, which removes its memories from the shared live atlas."""
+    if status.state is not PlayerState.FINISHED:
+        return None
+    return (
+        f"The demo has finished ({status.title or status.conversation_id}, turn "
+        f"{status.position} of {status.total}). The live atlas is shared by every browser "
+        "on this server: replaying from the start removes the demo's memories for everyone "
+        f"who is watching. {last_change}"
+    )

@@ -131,7 +131,7 @@ class LiveSystem:
         """Name of the parameters the live atlas runs under (shown on the demo page)."""
         self.buffer = EventBuffer()
         self.atlas.subscribe(self.buffer)
-        self.player = DemoPlayer(self.atlas, self.clock)
+        self.player = DemoPlayer(self.atlas, self.clock, on_purge=self.buffer.discard_sessions)
         self.ledger = RestoreLedger()
         self.activity = SharedActivity()
         """Who changed the live atlas last (every browser session shares it)."""

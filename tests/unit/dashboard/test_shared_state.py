@@ -1,0 +1,78 @@
+"""Shared live state is visible: who changed it, other sessions follow, replays ask first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from memory_core.dashboard.background import Actor
+from memory_core.dashboard.demo import PlayerState, sample_files
+from memory_core.dashboard.eviction_view import ERASED_TEXT
+from memory_core.dashboard.home import replay_warning
+from memory_core.engine.events import MemoryEvicted
+
+from .test_pages import app, go, shared  # noqa: F401 - fixture reuse
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_a_replay_started_over_leaves_no_erased_evictions_behind(app: AppTest) -> None:  # noqa: F811
+    system = shared()
+    player = system.player
+    player.load(sample_files()["trip-approval"])
+    while player.step() is not None:
+        pass
+    evicted = system.buffer.events(types=("evicted",))
+    assert evicted, "the demo preset evicts during trip-approval"
+    player.reset()  # purges the replay's sessions
+    left = [
+        e
+        for e in system.buffer.events(types=("evicted",))
+        if isinstance(e, MemoryEvicted) and e.session_id.startswith("demo:")
+    ]
+    assert left == []  # not shown as "text erased" rows
+    assert ERASED_TEXT  # the label privacy purges still use
+
+
+def test_replaying_a_finished_demo_warns_that_it_resets_it_for_everyone() -> None:
+    files = sample_files()
+    from memory_core.dashboard.live import LiveSystem
+    from memory_core.testing import HashingEmbedder
+
+    system = LiveSystem(embedder=HashingEmbedder(64))
+    try:
+        player = system.player
+        player.load(files["npc-innkeeper"])
+        assert replay_warning(player.status(), "") is None  # ready: Play destroys nothing
+        while player.step() is not None:
+            pass
+        warning = replay_warning(player.status(), "Last change: ana pressed Play · 3 s ago")
+        assert warning is not None and "removes the demo's memories for everyone" in warning
+        assert "ana pressed Play" in warning
+    finally:
+        system.close()
+
+
+def test_home_asks_before_starting_a_finished_demo_over(app: AppTest) -> None:  # noqa: F811
+    player = shared().player
+    player.load(sample_files()["npc-innkeeper"])
+    while player.step() is not None:
+        pass
+    app.run()
+    next(b for b in app.button if b.label == "Play the demo").click().run()
+    assert not app.exception
+    assert player.status().state is PlayerState.FINISHED  # nothing reset yet
+    assert not any(b.label == "Replay from the start" and b.disabled for b in app.button)
+
+
+def test_another_sessions_play_is_named_on_the_demo_page(app: AppTest) -> None:  # noqa: F811
+    system = shared()
+    go(app, "pages/demo_player.py")
+    other = Actor("someone-else", None)
+    system.player.step()
+    system.activity.record(other, "pressed Play", "demo")
+    app.run()
+    captions = " ".join(str(c.value) for c in app.caption)
+    assert "Shared: every browser on this server" in captions
+    assert "another browser session pressed Play" in captions
