@@ -35,16 +35,15 @@ _CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ContextNodeRecord:
-    """One version of a node as stored: what it is, when it held, where it came from
-    (times in the atlas clock's seconds)."""
+class ContextVersion:
+    """What every stored node and edge version has: its place, when it held (the atlas
+    clock's seconds), its state and where it came from."""
 
     id: str
     version: int
     seq: int
     type: str
-    label: str
-    key: str = ""
+    label: str = ""
     attributes: Mapping[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     session_id: str | None = None
@@ -59,27 +58,18 @@ class ContextNodeRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ContextEdgeRecord:
+class ContextNodeRecord(ContextVersion):
+    """One version of a node; ``key`` is the normalised text its id is a hash of."""
+
+    key: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContextEdgeRecord(ContextVersion):
     """One version of a typed edge ``source -> target`` (node ids); ``label`` is its fact."""
 
-    id: str
-    version: int
-    seq: int
-    type: str
     source: str
     target: str
-    label: str = ""
-    attributes: Mapping[str, Any] = field(default_factory=dict)
-    user_id: str | None = None
-    session_id: str | None = None
-    recorded_at: float | None = None
-    valid_at: float | None = None
-    invalid_at: float | None = None
-    expired_at: float | None = None
-    deprecated: bool = False
-    soft_deleted: bool = False
-    turns: tuple[int, ...] = ()
-    memory_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +121,7 @@ def check_records(
         check_text(f"edges[{i}].target", edge.target, 64)
 
 
-def _check_versions(
-    kind: str, records: Sequence[ContextNodeRecord | ContextEdgeRecord], types: tuple[str, ...]
-) -> None:
+def _check_versions(kind: str, records: Sequence[ContextVersion], types: tuple[str, ...]) -> None:
     seen: set[tuple[str, int]] = set()
     for i, record in enumerate(records):
         where = f"{kind}[{i}]"
@@ -222,7 +210,7 @@ class MemoryContextGraphRepository:
         return deleted
 
 
-def _about(record: ContextNodeRecord | ContextEdgeRecord, subject: Subject) -> bool:
+def _about(record: ContextVersion, subject: Subject) -> bool:
     return bool(getattr(record, subject.column) == subject.value)
 
 
