@@ -35,6 +35,7 @@ if view_mode() == "entities":
         "constraints in force, with what each replaced."
     )
     if is_live:
+        follow_shared(system)  # redrawn when another session talks or the demo plays
         entity_view(
             live_stage(system.player.rules),
             preferred_session=state.playground_session,
