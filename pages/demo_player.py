@@ -8,6 +8,7 @@ from memory_core.dashboard.demo import (
     MAX_SPEED,
     PlayerState,
     picker_value,
+    preset_description,
     preset_summary,
     sample_files,
 )
@@ -120,7 +121,10 @@ st.selectbox(
     "'tuned' is the shipped default (what tuning found best for agents), which keeps "
     "nearly everything for days.",
 )
-st.caption(f"Running **{system.preset}**: {preset_summary(system.atlas.config)}.")
+st.caption(
+    f"Running **{system.preset}**: {preset_summary(system.atlas.config)}. "
+    + preset_description(system.preset)
+)
 
 speed_col, scale_col = st.columns(2)
 with speed_col:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from memory_core.engine.config import PRESETS, field_specs, preset
+from memory_core.engine.config import PRESET_DESCRIPTIONS, PRESETS, field_specs, preset
 
 
 def markdown_table() -> str:
@@ -23,7 +23,9 @@ def run(args: argparse.Namespace) -> int:
     elif args.markdown:
         print(markdown_table())
     else:
-        print("presets:", ", ".join(PRESETS))
+        print("presets:")
+        for name in PRESETS:
+            print(f"  {name:12} {PRESET_DESCRIPTIONS[name]}")
         for spec in field_specs():
             print(f"{spec['name']:26} = {spec['default']!s:12} {spec['doc']}")
     return 0

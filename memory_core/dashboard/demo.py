@@ -23,7 +23,7 @@ from memory_core.agent.loop import TurnLoop
 from memory_core.agent.memory import AtlasMemory
 from memory_core.agent.rules import Orchestrator
 from memory_core.engine.atlas import ElasticMemoryAtlas
-from memory_core.engine.config import PRESETS, AtlasConfig
+from memory_core.engine.config import PRESET_DESCRIPTIONS, PRESETS, AtlasConfig
 from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import AtlasError, InputError, NotFoundError
 from memory_core.harness.session_format import Conversation, Turn, load_conversation
@@ -40,13 +40,27 @@ MAX_GAP_HOURS = 24.0
 RECALL_TOP_K = 3
 DEFAULT_CONVERSATION = "trip-approval"
 DEMO_PRESET = "demo"
-DEMO_CONFIG = AtlasConfig(decay_strategy="exponential", decay_rate=0.05, evict_threshold=0.2)
-"""Chosen so the demo shows forgetting within a minute of play: over trip-approval's 51
-turns (about 110 atlas hours at the default clock speed) weights spread from 0.2 to 1.7
-by turn 20 and about half the memories are evicted by the end. The shipped defaults
-(``tuned``) keep nearly everything over those hours: right for agents, dull to watch."""
+DEMO_CONFIG = AtlasConfig(decay_strategy="power", decay_rate=0.2, evict_threshold=0.3)
+"""Chosen so the demo shows forgetting and keeps what a person would: over trip-approval's
+51 turns (about 110 atlas hours at the default clock speed) weights fall visibly and
+spread by importance, and a year skipped on the Live graph page leaves the session
+summaries and the trip's own turns (the cap, the dates, Munich) while the pleasantries
+go. Exponential decay (5 %/h, the demo's earlier preset) forgot everything within that
+year, and the ended sessions' working tiers kept exactly their last lines ("Thanks,
+that's everything") — issue #25. The shipped defaults (``tuned``) keep nearly everything
+over those hours: right for agents, slow to watch."""
 LIVE_PRESETS: dict[str, AtlasConfig] = {DEMO_PRESET: DEMO_CONFIG, **PRESETS}
 """Presets the live atlas can switch to; ``tuned`` is the shipped defaults."""
+
+
+def preset_description(name: str) -> str:
+    """What traffic the preset ``name`` suits, in one line ("" for a custom one)."""
+    if name == DEMO_PRESET:
+        return (
+            "For watching: weights fall visibly within a minute of play; a skipped year keeps "
+            "the gist and drops the small talk."
+        )
+    return PRESET_DESCRIPTIONS.get(name, "")
 
 
 class AdvancingClock(Protocol):
@@ -156,7 +170,6 @@ class DemoPlayer:
         speed: float = DEFAULT_SPEED,
         time_scale: float = DEFAULT_TIME_SCALE,
         on_error: Callable[[BaseException], None] | None = None,
-        on_purge: Callable[[frozenset[str]], None] | None = None,
     ) -> None:
         self._atlas = atlas
         self.rules = Orchestrator(atlas)
@@ -177,8 +190,6 @@ class DemoPlayer:
         self._error: str | None = None
         self._thread: threading.Thread | None = None
         self._on_error = on_error
-        self._on_purge = on_purge
-        """Told which sessions a replay starting over removed (the live buffer drops them)."""
 
     # -- control -------------------------------------------------------------------
     def load(self, conversation: Conversation | str | Path) -> None:
@@ -340,14 +351,11 @@ class DemoPlayer:
         conv = self._conversation
         if conv is None:
             return
-        ids = frozenset(demo_session_id(conv, session.id) for session in conv.sessions)
-        for session_id in ids:
+        for session in conv.sessions:
             try:
-                self._atlas.end_session(session_id, mode="purge")
+                self._atlas.end_session(demo_session_id(conv, session.id), mode="purge")
             except NotFoundError:
                 continue
-        if self._on_purge is not None:
-            self._on_purge(ids)
 
     def _stop_thread(self) -> None:
         with self._cond:

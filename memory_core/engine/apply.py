@@ -354,8 +354,8 @@ def _apply_session_end(atlas: ElasticMemoryAtlas, event: Any) -> None:
             raise NotReplayableError(event, "it carries no rows")
         for node_id, values in event.rows.items():
             _set_row(state.table, _slot(state, event, node_id), values, event)
-        state.table.working[state.session_slots(session)] = False
-        session.working.clear()
+    state.table.working[state.session_slots(session)] = False  # as the engine: every mode
+    session.working.clear()
     session.ended = True
 
 

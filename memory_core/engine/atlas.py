@@ -707,13 +707,12 @@ class ElasticMemoryAtlas:
                 )
                 table.accessed[unpinned] = np.minimum(table.accessed[unpinned], now)
                 self._refresh_weight(unpinned)
-                table.working[slots] = False  # an ended session has no working tier to protect
-                session.working.clear()
-                session.ended = True
             elif mode == "summarize":
                 self.summarize_session(session_id)
-                session.ended = True
-            else:
+            if mode != "purge":  # an ended session has no working tier to protect: its
+                # last turns ("Thanks, that's all") compete like the rest (issue #25)
+                self._s.table.working[self._s.session_slots(session)] = False
+                session.working.clear()
                 session.ended = True
             self._emit(SessionEnded, session_id=session_id, mode=mode, affected=affected)
             return affected

@@ -593,6 +593,20 @@ PRESETS: dict[str, AtlasConfig] = {
     # The defaults, tuned with the harness (docs/harness.md, "Measured results").
     "tuned": AtlasConfig(),
 }
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "seed-linear": "The first seed as written (linear decay, every memory weighs the same): "
+    "a baseline to compare with, not for real traffic.",
+    "exponential": "Exponential decay, half-life about 14 h: a short-lived helper whose "
+    "memory should empty within days unless it is used.",
+    "ebbinghaus": "Forgetting curve whose stability grows with every recall: tutors and "
+    "companions, where what comes up again should last.",
+    "power-law": "Steep power-law decay (exponent 0.5): fast chat where yesterday's turns "
+    "matter little.",
+    "tuned": "The defaults: an assistant that chats and also sees tool output, logs and "
+    "status lines (relevance first; templated lines fold into one summary); keeps a year, "
+    "forgets under a memory budget.",
+}
+"""What traffic each preset suits, in one line (``atlas config``, the tuning page)."""
 
 
 def preset(name: str) -> AtlasConfig:
