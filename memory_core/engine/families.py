@@ -45,7 +45,9 @@ _ID = re.compile(
     r"|\b(?=[0-9a-z]*\d)(?=[0-9a-z]*[a-z])[0-9a-z]{6,}\b",  # hex / base36 ids with a digit
     re.IGNORECASE,
 )
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:[.,]\d+)*")
+_NUMBER = re.compile(r"(?:(?<!\w)[-+])?\d+(?:[.,]\d+)*")
+"""Numbers, inside identifiers too ("node-7", "tmp0", "module_32"); a sign only where it
+cannot be a hyphen."""
 ID_MARK, NUMBER_MARK = "<id>", "<n>"
 KEY_SEPARATOR = "\x1f"
 _HIDDEN = 0xE000
