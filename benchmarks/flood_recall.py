@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -346,6 +347,74 @@ def misses(results: Sequence[ScenarioResult]) -> list[str]:
                 state = "evicted" if not f.held else f"rank {f.rank}"
                 out.append(f"{r.shape} @{r.capacity}: {f.fact_id} {state}; first: {f.top[:70]!r}")
     return out
+
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+
+
+@dataclass(frozen=True, slots=True)
+class SampleCell:
+    """The sample conversations under the engine at one capacity (None: no limit)."""
+
+    capacity_fraction: float | None
+    recall: float
+    mrr: float
+    retention: float
+
+
+def sample_cells(embedder: Embedder, folder: Path = SAMPLES) -> list[SampleCell]:
+    """``atlas simulate sample_sessions --json`` without and with ``--capacity-fraction
+    0.25``, pooled; empty when the folder is missing."""
+    from memory_core.engine.config import AtlasConfig
+    from memory_core.harness.metrics import summarize
+    from memory_core.harness.replay import ReplaySettings, replay_all
+    from memory_core.harness.session_format import load_conversations
+
+    if not folder.is_dir():
+        return []
+    conversations = load_conversations([folder])
+    cells = []
+    for fraction in (None, 0.25):
+        results = replay_all(
+            conversations,
+            AtlasConfig(),
+            settings=ReplaySettings(capacity_fraction=fraction),
+            embedder=embedder,
+        )
+        s = summarize(results)
+        cells.append(SampleCell(fraction, s.recall_at_k or 0.0, s.mrr or 0.0, s.retention or 0.0))
+    return cells
+
+
+def keep_what_matters(
+    locomo: Sequence[tuple[str, float, float]],
+    samples: Sequence[SampleCell],
+    floods: Sequence[ScenarioResult],
+) -> str:
+    """One table of the three: LoCoMo dev (budget, recall@10, retention), the samples
+    (recall@10, MRR) and the floods (facts held, rank 1), so a tuning change that helps
+    one and hurts another shows at once."""
+    rows = [
+        "| data | setting | recall@10 / held | retention / rank 1 | MRR |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for budget, recall, retention in locomo:
+        rows.append(f"| LoCoMo dev | {budget} | {recall:.3f} | {retention:.2f} | |")
+    for cell in samples:
+        setting = (
+            "no limit"
+            if cell.capacity_fraction is None
+            else f"{cell.capacity_fraction:.0%} of turns"
+        )
+        rows.append(
+            f"| samples | {setting} | {cell.recall:.3f} | {cell.retention:.2f} | {cell.mrr:.3f} |"
+        )
+    n = len(FACTS)
+    for r in floods:
+        rows.append(
+            f"| flood: {r.shape} | max_nodes {r.capacity} | {r.held}/{n} | {r.rank1}/{n} | |"
+        )
+    return "\n".join(rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

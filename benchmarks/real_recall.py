@@ -67,12 +67,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     verdicts = check_targets(cells)
     print(table)
     print("\n".join(verdicts))
+    print(keep_what_matters_table(cells))
     print(f"({time.perf_counter() - started:.0f} s, load average {os.getloadavg()[0]:.1f})")
     if not args.no_write:
         for doc in DOCS:
             write_doc(doc, table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
             print(f"wrote the table into {doc.relative_to(ROOT)}")
     return 0
+
+
+def keep_what_matters_table(cells: Sequence[Cell]) -> str:
+    """The engine's LoCoMo rows beside the sample conversations and the floods
+    (``benchmarks.flood_recall``, issue #25), as one table."""
+    from benchmarks.flood_recall import keep_what_matters, run, sample_cells
+    from memory_core.embedding import make_embedder
+
+    embedder = make_embedder("minilm")
+    locomo = [
+        (_budget_label(c.budget), c.recall, c.retention) for c in cells if c.policy == "atlas"
+    ]
+    return "\nKeep what matters (issue #25):\n\n" + keep_what_matters(
+        locomo, sample_cells(embedder), run(embedder)
+    )
 
 
 def load_conversations(data: Path = DEFAULT_DATA) -> list:
