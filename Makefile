@@ -52,8 +52,8 @@ lint: $(STAMP) ## ruff lint + format check
 typecheck: $(STAMP) ## mypy strict on memory_core
 	$(VENV)/bin/mypy memory_core
 
-bench: $(STAMP) ## Benchmarks at 1k/10k/100k memories and real shapes (sessions, clustered text, snapshots, dev replay); writes BENCHMARKS.md
-	$(PY) -m benchmarks.run --sizes 1000 10000 100000
+bench: $(STAMP) ## Benchmarks at 1k/20k/100k memories and real shapes (sessions, clustered text, snapshots, dev replay); writes BENCHMARKS.md
+	$(PY) -m benchmarks.run --sizes 1000 20000 100000
 
 bench-recall: $(STAMP) ## Recall on the LoCoMo dev split (../shared/datasets/locomo-dev), beside the samples and the floods (benchmarks/flood_recall.py); writes docs/harness.md
 	$(PY) -m benchmarks.real_recall

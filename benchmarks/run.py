@@ -1,4 +1,4 @@
-"""``python -m benchmarks.run --sizes 1000 10000 100000 [--smoke] [--no-sweep]``: measure, report.
+"""``python -m benchmarks.run --sizes 1000 20000 100000 [--smoke] [--no-sweep]``: measure, report.
 
 Each size runs in a fresh interpreter (``benchmarks.worker``: side by side with the seed,
 index recall, snapshot export and load) so resident memory is attributable; the
@@ -81,7 +81,7 @@ def _model_sections(smoke: bool, size: int, log: Any) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 20_000, 100_000])
     parser.add_argument("--smoke", action="store_true", help="few samples, no model, no sweep")
     parser.add_argument(
         "--no-sweep", action="store_true", help="skip the 50-trial, 2-worker Optuna sweep timing"
@@ -121,8 +121,17 @@ def main(argv: list[str] | None = None) -> int:
 
     log("contradiction judge: cost per labelled pair")
     results["judge"] = judge_costs()
+    from benchmarks.context_bench import context_costs
+
+    log("task context graph: extraction + insert per turn on LoCoMo dev text")
+    if (context := context_costs()) is not None:
+        results["context"] = context
     if not args.smoke:
         from benchmarks import live_record_bench as live
+        from benchmarks.first_add_bench import first_add_costs
+
+        log("first add in a fresh process: is the word-frequency table preloaded?")
+        results["first_add"] = first_add_costs()
 
         log(f"live follow: a recorded {many}-memory agent and a follower in another process")
         results["live_follow"] = live.in_process(

@@ -109,10 +109,6 @@ class ElasticMemoryAtlas:
         summarizer: Summarizer | None = None,
         write_filter: WriteFilter | None = None,
     ) -> None:
-        if embedder is None:
-            from memory_core.embedding.minilm import default_embedder
-
-            embedder = default_embedder()
         cfg = config if config is not None else AtlasConfig()
         if not isinstance(cfg, AtlasConfig):
             raise InputError("config", f"must be an AtlasConfig, got {type(cfg).__name__}")
@@ -121,8 +117,12 @@ class ElasticMemoryAtlas:
                 raise InputError("importance", f"must be one of {', '.join(IMPORTANCE_ESTIMATORS)}")
             importance = IMPORTANCE_ESTIMATORS[importance]
         self._word_frequencies = importance is information_density
-        if self._word_frequencies:  # off the first add's path (memory_core.engine.preload)
-            preload_word_frequencies()
+        if self._word_frequencies:  # off the first add's path (memory_core.engine.preload),
+            preload_word_frequencies()  # and alongside the embedding model's load
+        if embedder is None:
+            from memory_core.embedding.minilm import default_embedder
+
+            embedder = default_embedder()
         table = NodeTable()
         clock = clock if clock is not None else SystemClock()
         self._s = AtlasState(

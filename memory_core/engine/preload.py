@@ -4,11 +4,13 @@ The default importance estimator reads ``wordfreq``'s English table, which loads
 use (~1-2 s: a compressed file and its tokenizer). Left alone, the agent's first ``add``
 would pay it. An atlas built with that estimator starts loading it at construction on a
 daemon thread, once per process; the first write that needs it before it is ready waits
-for that thread instead of loading it a second time on its own.
+for that thread instead of loading it a second time on its own. The thread also imports
+what numpy loads lazily on a first call the engine makes (``numpy.ma``).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 
@@ -24,6 +26,9 @@ _loader: threading.Thread | None = None
 
 def _load() -> None:
     zipf_frequency("the", LANGUAGE)  # loads the table and the language's tokenizer
+    # numpy imports numpy.ma on the first np.unique (~60 ms), which the first add and
+    # the first retrieve would otherwise pay
+    importlib.import_module("numpy.ma")
     log.debug("word-frequency table for %r loaded", LANGUAGE)
 
 

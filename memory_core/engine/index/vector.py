@@ -189,7 +189,7 @@ class VectorIndex:
             raise IndexError_(f"vector index ids must be >= 0, got {int(ids.min())}")
         held = ids[ids < len(self._label_of)]
         clash = held[self._label_of[held] >= 0].tolist()
-        if clash or len(np.unique(ids)) != len(ids):
+        if clash or (len(ids) > 1 and len(np.unique(ids)) != len(ids)):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
         start = int(self._index.ntotal)
         try:
