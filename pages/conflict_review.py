@@ -26,7 +26,7 @@ from memory_core.dashboard.conflict_view import (
     undoable,
     write,
 )
-from memory_core.dashboard.context_live import live_stage
+from memory_core.dashboard.context_live import live_graphs
 from memory_core.dashboard.graph_view import build_graph
 from memory_core.dashboard.jobs import SCAN, job_caption
 from memory_core.dashboard.ui.app_shell import require_app_shell
@@ -218,7 +218,7 @@ st.text(
 st.text(f"Detector: {item.reason}")
 with st.expander("Task context nodes from these memories"):
     context_links(
-        live_stage(system.player.rules),
+        live_graphs(system.player.rules),
         [item.old_id, item.new_id],
         [item.old_session_id, item.session_id],
     )

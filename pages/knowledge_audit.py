@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memory_core.dashboard.access import Action, denial
-from memory_core.dashboard.context_live import item_memories, live_stage
+from memory_core.dashboard.context_live import item_memories, live_graphs
 from memory_core.dashboard.knowledge_view import (
     IMPORT_TYPES,
     AuditKeys,
@@ -230,7 +230,7 @@ for step in reversed(detail.history):
 st.markdown("**Citations of this version**")
 table(citation_rows(detail.citations), "Nothing cited this version yet.")
 with st.expander("Task context nodes from its memories"):
-    context_links(live_stage(live_system().player.rules), *item_memories(item, detail.citations))
+    context_links(live_graphs(live_system().player.rules), *item_memories(item, detail.citations))
 st.markdown("**Audit trail of this key**")
 table(audit_rows(detail.audit), "No audit entry.")
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from memory_core.dashboard.access import Action
-from memory_core.dashboard.context_live import live_stage
+from memory_core.dashboard.context_live import live_graphs
 from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.graph_view import MAX_DRAWN_NODES, SIZE_OPTIONS, select_drawn
 from memory_core.dashboard.rule_log import buffered, notes
@@ -37,10 +37,12 @@ if view_mode() == "entities":
     if is_live:
         follow_shared(system)  # redrawn when another session talks or the demo plays
         entity_view(
-            live_stage(system.player.rules),
+            live_graphs(system.player.rules),
             preferred_session=state.playground_session,
             rule_events=buffered(system.buffer),
         )
+    elif state.loaded is not None and state.loaded.atlas is atlas:
+        entity_view(state.loaded.graphs, empty=f"The {atlas_label} carries no task context graph.")
     else:
         st.info(f"The {atlas_label} has no task context graph here: choose the live atlas.")
     st.stop()

@@ -2,18 +2,20 @@
 
 The live atlas's turns (playground, demo) run through the agent loop, whose orchestrator
 keeps one graph per session in its context stage (``agent.context_graph.ContextStage``);
-the pages read those graphs here, as the store's records, so they draw the same way as
-a stored graph. Saving the live atlas to the database puts its graphs into the same
-snapshot and into the context graph tables (``store.context_io``).
+a snapshot loaded in the sidebar brings the graphs saved in it. The pages read either
+here, as the store's records, so they draw the same way. Saving the live atlas to the
+database puts its graphs into the same snapshot and into the context graph tables
+(``store.context_io``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_core.agent.rules import CONTEXT_REVIEW
+from memory_core.context.graph import ContextGraph
 from memory_core.dashboard.context_view import latest
 from memory_core.engine.events import RuleFired
 from memory_core.store.context_graphs import ContextEdgeRecord, ContextNodeRecord
@@ -26,7 +28,6 @@ from memory_core.store.context_io import (
 )
 
 if TYPE_CHECKING:
-    from memory_core.agent.context_graph import ContextStage
     from memory_core.agent.rules import Orchestrator
     from memory_core.knowledge.items import Citation, KnowledgeItem
     from memory_core.store.context_graphs import ContextGraphRepository
@@ -48,49 +49,53 @@ class SessionGraph:
         return any(n.id == node_id for n in self.nodes)
 
 
-def live_stage(rules: Orchestrator | None) -> ContextStage | None:
-    """The context stage of the live loop's orchestrator (None: no rules, or the graph off)."""
-    return None if rules is None else rules.context
+Graphs = Mapping[str, ContextGraph]
+"""Task context graphs by session: the live loop's, or those a loaded snapshot carries."""
 
 
-def graph_sessions(stage: ContextStage | None) -> list[str]:
-    """Sessions that have a graph, sorted (none without a stage)."""
-    return sorted(stage.sessions()) if stage is not None else []
+def live_graphs(rules: Orchestrator | None) -> dict[str, ContextGraph]:
+    """The live loop's graphs by session (none without rules or with the graph off)."""
+    stage = None if rules is None else rules.context
+    return {} if stage is None else {s: stage.of(s).graph for s in stage.sessions()}
+
+
+def graph_sessions(graphs: Graphs) -> list[str]:
+    """Sessions that have a graph, sorted."""
+    return sorted(graphs)
 
 
 def session_graph(
-    stage: ContextStage | None, session_id: str, rule_events: Iterable[RuleFired] = ()
+    graphs: Graphs, session_id: str, rule_events: Iterable[RuleFired] = ()
 ) -> SessionGraph | None:
-    """The session's graph, None when the session has none (never creates one).
+    """The session's graph as records, None when the session has none.
 
     ``rule_events`` (the live buffer's): a ``context_review`` rule names the constraint in
     force whose replacement waits for a reviewer; it is shown as pending review.
     """
-    if stage is None or session_id not in stage.sessions():
+    graph = graphs.get(session_id)
+    if graph is None:
         return None
-    nodes, edges = graph_records(stage.of(session_id).graph, session_id=session_id)
+    nodes, edges = graph_records(graph, session_id=session_id)
     pending = frozenset(
         e.node_id for e in rule_events if e.rule == CONTEXT_REVIEW and e.session_id == session_id
     )
     return SessionGraph(session_id, tuple(nodes), tuple(edges), pending)
 
 
-def session_of_node(stage: ContextStage | None, node_id: str) -> str | None:
+def session_of_node(graphs: Graphs, node_id: str) -> str | None:
     """The session whose graph holds ``node_id`` (a review page's link names only the node)."""
-    if stage is None:
-        return None
-    return next((s for s in graph_sessions(stage) if node_id in stage.of(s).graph), None)
+    return next((s for s in graph_sessions(graphs) if node_id in graphs[s]), None)
 
 
 def nodes_behind(
-    stage: ContextStage | None, memory_ids: Iterable[str], sessions: Sequence[str]
+    graphs: Graphs, memory_ids: Iterable[str], sessions: Sequence[str]
 ) -> list[tuple[str, ContextNodeRecord]]:
     """(session, node) for the newest version of every node that came from one of
     ``memory_ids``, looking in the graphs of ``sessions`` (those of a reviewed pair)."""
     wanted = {m for m in memory_ids if m}
     found: list[tuple[str, ContextNodeRecord]] = []
     for session_id in dict.fromkeys(sessions):
-        graph = session_graph(stage, session_id) if wanted else None
+        graph = session_graph(graphs, session_id) if wanted else None
         if graph is not None:
             found += [
                 (session_id, n) for n in latest(graph.nodes) if wanted.intersection(n.memory_ids)
@@ -115,19 +120,14 @@ def item_memories(
     return list(dict.fromkeys(memories)), list(dict.fromkeys(sessions))
 
 
-def snapshot_sections(stage: ContextStage | None) -> dict[str, bytes]:
+def snapshot_sections(graphs: Graphs) -> dict[str, bytes]:
     """What a snapshot of the live atlas carries beside it: every session's graph."""
-    sessions = graph_sessions(stage)
-    if stage is None or not sessions:
-        return {}
-    return {SECTION: section_bytes({s: stage.of(s).graph for s in sessions})}
+    return {SECTION: section_bytes(graphs)} if graphs else {}
 
 
-def save_graphs(stage: ContextStage | None, repo: ContextGraphRepository, atlas_id: str) -> int:
-    """Store every session's graph of the live atlas in the context graph tables."""
-    written = 0
-    for session_id in graph_sessions(stage):
-        assert stage is not None  # it has sessions
-        graph = stage.of(session_id).graph
-        written += save_graph(repo, graph_key(atlas_id, session_id), graph, session_id=session_id)
-    return written
+def save_graphs(graphs: Graphs, repo: ContextGraphRepository, atlas_id: str) -> int:
+    """Store every session's graph in the context graph tables (one ``graph_key`` each)."""
+    return sum(
+        save_graph(repo, graph_key(atlas_id, s), graph, session_id=s)
+        for s, graph in sorted(graphs.items())
+    )

@@ -182,18 +182,18 @@ class LiveSystem:
         db, atlas_id = self.recording.db, self.recording.atlas_id
         if db is None or atlas_id is None:
             raise InputError("database", f"not available: {self.recording.error}")
-        from memory_core.dashboard.context_live import live_stage, save_graphs, snapshot_sections
+        from memory_core.dashboard.context_live import live_graphs, save_graphs, snapshot_sections
         from memory_core.store.recording import record_snapshot
 
-        stage = live_stage(self.player.rules)
+        graphs = live_graphs(self.player.rules)
         info = record_snapshot(
             self.atlas,
             db.snapshots,
             atlas_id=atlas_id,
             label=label,
-            sections=lambda: snapshot_sections(stage),
+            sections=lambda: snapshot_sections(graphs),
         )
-        save_graphs(stage, db.context_graphs, atlas_id)
+        save_graphs(graphs, db.context_graphs, atlas_id)
         return info
 
     def close(self) -> None:

@@ -1,15 +1,19 @@
-"""Atlases the dashboard can show besides the live one: recorded snapshots and uploaded files."""
+"""Atlases the dashboard can show besides the live one: recorded snapshots and uploaded
+files, each with the task context graphs saved in it."""
 
 from __future__ import annotations
 
+import io
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_core.boundary import FileLimits, checked_bytes
+from memory_core.context.graph import ContextGraph
 from memory_core.embedding.base import Embedder
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.errors import AtlasError, InputError, UploadError
+from memory_core.store.context_io import SECTION, graphs_in_snapshot
 
 if TYPE_CHECKING:
     from memory_core.store.records import SnapshotInfo
@@ -53,6 +57,21 @@ def load_snapshot_bytes(
             raise UploadError(name, "file", "could not be read as a snapshot") from exc
 
 
+def snapshot_graphs(data: bytes, *, name: str = "the file") -> dict[str, ContextGraph]:
+    """The task context graphs a snapshot's bytes carry, by session (none: empty)."""
+    try:
+        return graphs_in_snapshot(io.BytesIO(data))
+    except InputError as exc:
+        raise UploadError(name, SECTION, exc.problem) from exc
+
+
+def open_snapshot(
+    data: bytes, embedder: Embedder, *, name: str = "the file"
+) -> tuple[ElasticMemoryAtlas, dict[str, ContextGraph]]:
+    """An atlas and the context graphs saved beside it, from one snapshot's bytes."""
+    return load_snapshot_bytes(data, embedder, name=name), snapshot_graphs(data, name=name)
+
+
 def recorded_snapshots(store: Store, limit: int = 200) -> list[SnapshotInfo]:
     """Snapshots stored in the database, newest first."""
     return list(store.snapshots.list(limit=limit).items)
@@ -65,7 +84,9 @@ def snapshot_label(info: SnapshotInfo) -> str:
     )
 
 
-def load_recorded(store: Store, snapshot_id: str, embedder: Embedder) -> ElasticMemoryAtlas:
-    return load_snapshot_bytes(
+def load_recorded(
+    store: Store, snapshot_id: str, embedder: Embedder
+) -> tuple[ElasticMemoryAtlas, dict[str, ContextGraph]]:
+    return open_snapshot(
         store.snapshots.data(snapshot_id), embedder, name=f"snapshot {snapshot_id}"
     )

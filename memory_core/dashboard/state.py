@@ -6,14 +6,17 @@ are listed here too, because Streamlit stores widget values under them.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_core.dashboard.filters import NodeFilter
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.model import MemoryKind, RetrievalHit
+
+if TYPE_CHECKING:
+    from memory_core.context.graph import ContextGraph
 
 
 class AtlasSource(StrEnum):
@@ -57,6 +60,8 @@ class LoadedAtlas:
     atlas: ElasticMemoryAtlas
     label: str
     source: AtlasSource
+    graphs: Mapping[str, ContextGraph] = field(default_factory=dict)
+    """The task context graphs saved in the snapshot, by session."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memory_core.context.graph import ContextGraph
 from memory_core.engine.snapshot import add_sections, read_sections
@@ -213,9 +213,10 @@ def load_snapshot_with_context(
     return atlas, graphs_in_snapshot(path)
 
 
-def graphs_in_snapshot(path: str | Path) -> dict[str, ContextGraph]:
-    """The context graphs a snapshot file carries, by name (empty when none)."""
-    data = read_sections(Path(path)).get(SECTION)
+def graphs_in_snapshot(path: str | Path | BinaryIO) -> dict[str, ContextGraph]:
+    """The context graphs a snapshot (a file, or its bytes in a buffer) carries, by name
+    (empty when none)."""
+    data = read_sections(path if not isinstance(path, str) else Path(path)).get(SECTION)
     return {} if data is None else graphs_from_section(data)
 
 

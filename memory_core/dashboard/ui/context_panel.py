@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from memory_core.dashboard.context_live import (
+    Graphs,
     graph_sessions,
     nodes_behind,
     session_graph,
@@ -31,13 +32,16 @@ from memory_core.dashboard.context_view import (
 )
 
 if TYPE_CHECKING:
-    from memory_core.agent.context_graph import ContextStage
     from memory_core.engine.events import RuleFired
 
 LIVE_GRAPH_PAGE = "pages/live_graph.py"
 MODE_KEY = "graph_view_mode"
 SESSION_KEY = "entity_session"
 FOCUS_KEY = "entity_focus"
+LIVE_EMPTY = (
+    "No task context graph yet: talk in the Playground or play the demo. Each turn adds the "
+    "goals, entities and constraints it names."
+)
 _APPLIED = "_graph_link_applied"
 """The last link (view, focus) applied, so a link moves the widgets once, not on every rerun."""
 
@@ -61,22 +65,20 @@ def view_mode() -> ViewMode:
 
 
 def entity_view(
-    stage: ContextStage | None,
+    graphs: Graphs,
     *,
     preferred_session: str | None = None,
     rule_events: Sequence[RuleFired] = (),
+    empty: str = LIVE_EMPTY,
 ) -> None:
     """Pick a conversation, draw its graph, list the constraints in force (``rule_events``:
     the live buffer's, which name the constraints waiting for a reviewer)."""
-    sessions = graph_sessions(stage)
+    sessions = graph_sessions(graphs)
     if not sessions:
-        st.info(
-            "No task context graph yet: talk in the Playground or play the demo. Each turn "
-            "adds the goals, entities and constraints it names."
-        )
+        st.info(empty)
         return
     link_focus = st.session_state.pop("_entity_link_focus", None)
-    linked_session = session_of_node(stage, link_focus) if link_focus else None
+    linked_session = session_of_node(graphs, link_focus) if link_focus else None
     if linked_session is not None:
         st.session_state[SESSION_KEY] = linked_session
     elif st.session_state.get(SESSION_KEY) not in sessions:
@@ -90,7 +92,7 @@ def entity_view(
         "Most nodes drawn", 10, MAX_ENTITY_NODES, DEFAULT_MAX_ENTITY_NODES, 10,
         key="entity_max_nodes",
     )  # fmt: skip
-    graph = session_graph(stage, session, rule_events)
+    graph = session_graph(graphs, session, rule_events)
     if graph is None:
         st.info("That conversation has no graph any more.")
         return
@@ -130,11 +132,11 @@ def entity_view(
 
 
 def context_links(
-    stage: ContextStage | None, memory_ids: Sequence[str | None], sessions: Sequence[str]
+    graphs: Graphs, memory_ids: Sequence[str | None], sessions: Sequence[str]
 ) -> None:
     """The context nodes a reviewed pair or item produced, each with a link that opens the
     live graph's entity view focused on it."""
-    found = nodes_behind(stage, [m for m in memory_ids if m], sessions)
+    found = nodes_behind(graphs, [m for m in memory_ids if m], sessions)
     if not found:
         st.caption("No task context node came from these memories.")
         return

@@ -17,7 +17,7 @@ from memory_core.dashboard.follow import (
 from memory_core.dashboard.locations import shown_text
 from memory_core.dashboard.sources import (
     load_recorded,
-    load_snapshot_bytes,
+    open_snapshot,
     recorded_snapshots,
     snapshot_label,
 )
@@ -86,11 +86,11 @@ def _recorded_picker() -> None:
     chosen = st.selectbox("Recorded snapshot", list(labels), format_func=labels.__getitem__)
     if st.button("Load snapshot", width="stretch") and chosen is not None:
         try:
-            atlas = load_recorded(db, chosen, system.atlas.embedder)
+            atlas, graphs = load_recorded(db, chosen, system.atlas.embedder)
         except AtlasError as exc:
             st.error(str(exc))
             return
-        dashboard_state().loaded = LoadedAtlas(atlas, labels[chosen], AtlasSource.RECORDED)
+        dashboard_state().loaded = LoadedAtlas(atlas, labels[chosen], AtlasSource.RECORDED, graphs)
     _loaded_note(AtlasSource.RECORDED)
 
 
@@ -169,13 +169,13 @@ def _snapshot_upload() -> None:
         current = state.loaded
         if current is None or current.label != label:
             try:
-                atlas = load_snapshot_bytes(
+                atlas, graphs = open_snapshot(
                     upload.getvalue(), live_system().atlas.embedder, name=upload.name
                 )
             except AtlasError as exc:
                 st.error(f"Not a readable snapshot: {exc}")
                 return
-            state.loaded = LoadedAtlas(atlas, label, AtlasSource.SNAPSHOT)
+            state.loaded = LoadedAtlas(atlas, label, AtlasSource.SNAPSHOT, graphs)
     _loaded_note(AtlasSource.SNAPSHOT)
 
 

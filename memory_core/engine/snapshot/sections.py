@@ -13,6 +13,7 @@ import re
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from memory_core.errors import InputError
 
@@ -57,8 +58,9 @@ def add_sections(path: Path, sections: Mapping[str, bytes]) -> Path:
     return path
 
 
-def read_sections(path: Path) -> dict[str, bytes]:
-    """Every section of the snapshot at ``path`` by name (empty when it has none)."""
+def read_sections(path: Path | BinaryIO) -> dict[str, bytes]:
+    """Every section of the snapshot at ``path`` (or in a binary buffer) by name (empty
+    when it has none)."""
     try:
         with zipfile.ZipFile(path) as archive:
             return {
@@ -67,7 +69,8 @@ def read_sections(path: Path) -> dict[str, bytes]:
                 if is_section(member)
             }
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        raise InputError("snapshot", f"{path} is not an atlas snapshot ({exc})") from exc
+        where = path if isinstance(path, Path) else "the data"
+        raise InputError("snapshot", f"{where} is not an atlas snapshot ({exc})") from exc
 
 
 def _bytes(name: str, data: bytes) -> bytes:

@@ -21,7 +21,7 @@ from memory_core.context.extract.turn import EntityMention, TurnFacts
 from memory_core.dashboard.conflict_view import desk_for
 from memory_core.dashboard.context_live import (
     item_memories,
-    live_stage,
+    live_graphs,
     nodes_behind,
     session_graph,
     session_of_node,
@@ -29,8 +29,13 @@ from memory_core.dashboard.context_live import (
 )
 from memory_core.dashboard.knowledge_view import open_knowledge
 from memory_core.dashboard.live import LiveSystem
+from memory_core.dashboard.sources import open_snapshot, snapshot_graphs
+from memory_core.dashboard.state import AtlasSource, Keys, LoadedAtlas
 from memory_core.dashboard.ui.shared import live_system
+from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
+from memory_core.engine.snapshot import add_sections
+from memory_core.errors import UploadError
 from memory_core.knowledge.agent_sinks import knowledge_review
 from memory_core.knowledge.items import (
     Checklist,
@@ -40,7 +45,13 @@ from memory_core.knowledge.items import (
     KnowledgeItem,
     SourceKind,
 )
-from memory_core.store.context_io import SECTION, graph_key, graphs_from_section, load_graph
+from memory_core.store.context_io import (
+    SECTION,
+    graph_key,
+    graphs_from_section,
+    load_graph,
+    save_snapshot_with_context,
+)
 from memory_core.testing import HashingEmbedder
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -60,7 +71,7 @@ def talk_about_a_trip(
     system: LiveSystem, session: str = "trip", memories: tuple[str, str, str] = ("m0", "m1", "m2")
 ) -> None:
     """The hotel limit said, then raised (the first deprecated); a door code forgotten."""
-    stage = live_stage(system.player.rules)
+    stage = system.player.rules.context
     assert stage is not None
     ctx = stage.of(session)
     hotel = EntityMention("Hotel Avenida", "hotel")
@@ -127,7 +138,7 @@ def test_a_link_opens_the_entity_view_focused_on_its_node(app: AppTest) -> None:
     system = live_system()
     talk_about_a_trip(system, session="other")
     talk_about_a_trip(system, session="trip")
-    graph = session_graph(live_stage(system.player.rules), "other")
+    graph = session_graph(live_graphs(system.player.rules), "other")
     assert graph is not None
     node = next(n for n in graph.nodes if n.type == "Constraint" and not n.deprecated)
     at = on_live_graph(app, view="entities", focus=node.id)
@@ -184,9 +195,9 @@ def test_knowledge_audit_lists_the_nodes_of_a_corrected_statement(app: AppTest) 
 def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
     system = LiveSystem(embedder=HashingEmbedder())
     try:
-        stage = live_stage(system.player.rules)
-        assert snapshot_sections(stage) == {}
+        assert snapshot_sections(live_graphs(system.player.rules)) == {}
         talk_about_a_trip(system)
+        stage = live_graphs(system.player.rules)
         found = nodes_behind(stage, ["m1"], ["trip", "nowhere"])
         assert [(s, n.attributes.get("value")) for s, n in found if n.type == "Constraint"] == [
             ("trip", "180 EUR")
@@ -206,7 +217,7 @@ def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
         assert session_graph(stage, "nowhere") is None
         graphs = graphs_from_section(snapshot_sections(stage)[SECTION])
         assert list(graphs) == ["trip"]
-        assert graphs["trip"].to_records() == stage.of("trip").graph.to_records()
+        assert graphs["trip"].to_records() == stage["trip"].to_records()
     finally:
         system.close()
 
@@ -222,13 +233,42 @@ def test_saving_the_live_atlas_keeps_its_graphs_in_the_snapshot_and_the_tables(
         info = system.save_snapshot_to_db("with context")
         db, atlas_id = system.recording.db, system.recording.atlas_id
         assert db is not None and atlas_id is not None
-        expected = live_stage(system.player.rules).of("trip").graph.to_records()  # type: ignore[union-attr]
+        expected = live_graphs(system.player.rules)["trip"].to_records()
         assert load_graph(db.context_graphs, graph_key(atlas_id, "trip")).to_records() == expected
         with zipfile.ZipFile(io.BytesIO(db.snapshots.data(info.id))) as archive:
             section = archive.read(f"section/{SECTION}")
         assert graphs_from_section(section)["trip"].to_records() == expected
     finally:
         system.close()
+
+
+def test_a_loaded_snapshot_shows_the_graphs_saved_in_it(app: AppTest, tmp_path: Path) -> None:
+    app.run()
+    system = live_system()
+    talk_about_a_trip(system)
+    system.atlas.add("I want a hotel in Lisbon", session_id="trip")
+    path = save_snapshot_with_context(
+        system.atlas, live_graphs(system.player.rules), tmp_path / "with-context.npz"
+    )
+    atlas, graphs = open_snapshot(path.read_bytes(), HashingEmbedder(), name="with-context.npz")
+    assert list(graphs) == ["trip"]
+    app.session_state[Keys.SOURCE] = AtlasSource.SNAPSHOT
+    app.session_state[Keys.LOADED] = LoadedAtlas(atlas, "file x", AtlasSource.SNAPSHOT, graphs)
+    at = on_live_graph(app)
+    at.segmented_control(key="graph_view_mode").set_value("entities").run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = at.dataframe[0].value.to_dict("records")
+    assert [(r["in force"], r["replaced"]) for r in rows] == [("180 EUR", "150 EUR")]
+    bare = atlas.save_snapshot(tmp_path / "bare.npz")
+    assert open_snapshot(bare.read_bytes(), HashingEmbedder())[1] == {}
+
+
+def test_a_broken_graph_section_refuses_the_upload_by_name(tmp_path: Path) -> None:
+    atlas = ElasticMemoryAtlas(embedder=HashingEmbedder())
+    path = atlas.save_snapshot(tmp_path / "odd.npz")
+    add_sections(path, {SECTION: b"not json"})
+    with pytest.raises(UploadError, match=r"odd\.npz: context-graph: is not JSON"):
+        snapshot_graphs(path.read_bytes(), name="odd.npz")
 
 
 def test_a_knowledge_item_leads_to_its_memories_and_sessions() -> None:

@@ -77,7 +77,7 @@ def test_poll_reports_news_once_and_the_new_snapshot_holds_the_write(
     fresh, changed = poll(reader, recorder.atlas_id, "agent", seen)
     assert changed and fresh.head.snapshot_id != seen.head.snapshot_id
     assert fresh.head.snapshot_id is not None
-    atlas = load_recorded(reader, fresh.head.snapshot_id, HashingEmbedder())
+    atlas, _ = load_recorded(reader, fresh.head.snapshot_id, HashingEmbedder())
     assert [n.content for n in atlas.nodes()] == ["The user is allergic to peanuts"]
     assert status_text(fresh.head).startswith("live · updated ")
 
