@@ -31,7 +31,7 @@ DEFAULT_MAX_ENTITY_NODES = 120
 MAX_ENTITY_NODES = 600
 LABELLED_HUBS = 12
 """Entities labelled on the canvas: the busiest ones (the rest show on hover)."""
-LABELLED_CONSTRAINTS = 24
+LABELLED_CONSTRAINTS = 12
 """Constraints in force labelled on the canvas: the most recently said ones."""
 _IN_FORCE = ("active", "pending review")
 LABEL_ALL_BELOW = 30
@@ -202,7 +202,7 @@ def build_entity_graph(
         for n in sorted(
             (n for n in kept if n.type == "Entity"), key=lambda n: (-degree[n.id], n.id)
         )[:LABELLED_HUBS]
-        if degree[n.id] > 0 or len(kept) <= LABELLED_HUBS
+        if degree[n.id] >= HUB_DEGREE
     }
     in_force = [n for n in kept if n.type == "Constraint" and node_state(n, pending) in _IN_FORCE]
     recent = sorted(in_force, key=lambda n: (-max(n.turns, default=-1), n.id))

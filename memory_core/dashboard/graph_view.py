@@ -507,7 +507,11 @@ def _template() -> Template:
 
 
 def render_network(net: Network) -> str:
-    """pyvis's template with the innerHTML popup forced off, then made self-contained."""
+    """pyvis's template with the innerHTML popup forced off, then made self-contained.
+
+    Physics is off in every drawing (positions come from ``layout``), so the template's
+    physics part is too: with it on, a drawing of more than 100 nodes got pyvis's
+    stabilisation progress bar, which nothing ever hid (no stabilisation runs)."""
     nodes, edges, heading, height, width, options = net.get_network_data()
     html: str = _template().render(
         height=height,
@@ -516,7 +520,7 @@ def render_network(net: Network) -> str:
         edges=edges,
         heading=heading,
         options=options,
-        physics_enabled=True,
+        physics_enabled=False,
         use_DOT=False,
         dot_lang=None,
         widget=False,

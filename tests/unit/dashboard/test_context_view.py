@@ -181,6 +181,12 @@ def test_readable_at_hundreds_of_nodes_capped_hubs_first_and_labelled() -> None:
     assert str(drawn["C-301"]["title"]).startswith("Constraint: limit 301\nstate: active")
 
 
+def test_a_big_drawing_has_no_progress_bar_left_over_it() -> None:
+    nodes, edges = big_graph()
+    html = build_entity_graph(nodes, edges, max_nodes=300).html
+    assert "loadingBar" not in html  # physics is off: nothing would ever hide it
+
+
 def test_focus_brings_a_node_and_its_neighbours_in_even_past_the_cap() -> None:
     nodes, edges = big_graph()
     kept, _ = select_nodes(latest(nodes), edges, 10, focus="C-399")
