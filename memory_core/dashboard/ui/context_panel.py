@@ -44,6 +44,8 @@ LIVE_EMPTY = (
 )
 _APPLIED = "_graph_link_applied"
 """The last link (view, focus) applied, so a link moves the widgets once, not on every rerun."""
+_LINK_FOCUS = "_entity_link_focus"
+"""The node a link asked to focus, handed from the toggle to the entity view once."""
 
 
 def view_mode() -> ViewMode:
@@ -53,7 +55,7 @@ def view_mode() -> ViewMode:
         st.session_state[_APPLIED] = (mode, focus)
         st.session_state[MODE_KEY] = mode
         if focus is not None:
-            st.session_state["_entity_link_focus"] = focus
+            st.session_state[_LINK_FOCUS] = focus
     st.session_state.setdefault(MODE_KEY, "memories")
     chosen = st.segmented_control(
         "View",
@@ -77,7 +79,7 @@ def entity_view(
     if not sessions:
         st.info(empty)
         return
-    link_focus = st.session_state.pop("_entity_link_focus", None)
+    link_focus = st.session_state.pop(_LINK_FOCUS, None)
     linked_session = session_of_node(graphs, link_focus) if link_focus else None
     if linked_session is not None:
         st.session_state[SESSION_KEY] = linked_session
