@@ -15,6 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memory_core.context import ParserUnavailable
+from memory_core.context import warm as warm_parser
 from memory_core.dashboard.activity import SharedActivity
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
@@ -148,6 +150,11 @@ class LiveSystem:
         embedder = embedder_from_env()
         # The model's first call is slow: pay it behind the spinner (past any cache).
         getattr(embedder, "inner", embedder).embed(["warm up"])
+        if DEMO_CONFIG.context_graph:  # so is loading the parser the context graph uses
+            try:
+                warm_parser()
+            except ParserUnavailable as exc:
+                log.warning("the task context graph will not parse turns: %s", exc)
         return cls(embedder=embedder, record=record)
 
     def apply_preset(self, name: str, config: AtlasConfig) -> None:
