@@ -139,7 +139,8 @@ class GraphView:
         text = f"{self.edge_count} links"
         if self.linked_pairs != self.edge_count:
             text += (
-                f" between {self.linked_pairs} pairs (a pair can hold two relations, "
+                f" between {self.linked_pairs} pair{'' if self.linked_pairs == 1 else 's'} "
+                "(a pair can hold two relations, "
                 "e.g. before and similar_to; the Links counter counts pairs)"
             )
         return text

@@ -48,7 +48,7 @@ def test_links_caption_says_why_it_exceeds_the_pair_counter(atlas: ElasticMemory
     atlas.link(a.id, b.id, Relation.RELATED_TO, 0.5)  # a second relation on the same pair
     view = build_graph(atlas.nodes(), atlas.edges())
     assert atlas.stats()["edges"] == view.linked_pairs == 1 and view.edge_count == 2
-    assert view.links_text.startswith("2 links between 1 pairs")
+    assert view.links_text.startswith("2 links between 1 pair (a pair can hold two")
     alone = build_graph(atlas.nodes()[:1], atlas.edges())
     assert alone.links_text == "0 links"
 
