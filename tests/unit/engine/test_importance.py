@@ -72,3 +72,9 @@ def test_registry() -> None:
     assert IMPORTANCE_ESTIMATORS["density"] is information_density
     assert IMPORTANCE_ESTIMATORS["constant"] is constant
     assert constant("anything", {}) == 0.5
+
+
+@pytest.mark.parametrize("ack", ["ok", "lol", "thanks", "👍", "😂😂", "got it", "k", "np"])
+def test_acknowledgements_start_weak(ack: str) -> None:
+    fact = information_density("The user is allergic to penicillin.", {})
+    assert information_density(ack, {}) < fact / 2  # "np", a rare word to wordfreq: 0.15
