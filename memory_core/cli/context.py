@@ -53,8 +53,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"conversations": out}, ensure_ascii=False, indent=1))
     else:
-        for conversation in out:
-            _print_table(conversation)
+        for graph in out:
+            _print_table(graph)
     return 0
 
 

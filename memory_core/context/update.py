@@ -23,7 +23,7 @@ import numpy as np
 
 from memory_core.context.extract import labels
 from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY
-from memory_core.context.extract.slots import ASSISTANT, SlotValue
+from memory_core.context.extract.slots import ASSISTANT, NUMBER, SlotValue
 from memory_core.context.extract.turn import EntityMention, TurnFacts
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import (
@@ -39,7 +39,7 @@ from memory_core.context.model import (
 )
 from memory_core.embedding.base import Embedder, embed_checked
 
-NUMERIC = frozenset({MONEY, AMOUNT})
+NUMERIC = frozenset({MONEY, AMOUNT, NUMBER})
 GOAL_SWITCH_MARGIN = 0.1
 """A turn moves to another task only when it is this much nearer to it than to the current."""
 
@@ -204,7 +204,11 @@ class _Step:
         if facts.intent == labels.CONFIRM:
             self.validate()
         closed = None
-        if facts.intent == labels.CANCEL and self.ctx.goal_id is not None:
+        if (
+            facts.intent == labels.CANCEL
+            and not self.cancel_named(facts.cancel_topic)  # a named thing, else the goal
+            and self.ctx.goal_id is not None
+        ):
             closed = self.graph.node(self.ctx.goal_id).label
             self.cancel_goal()
         if facts.goal is not None and facts.goal != closed and self._switches_goal(facts):
@@ -328,6 +332,25 @@ class _Step:
         self.applied.deprecated.append(goal.id)
         self.change.deprecated.append(goal.id)
         self.ctx.goal_id = None
+
+    def cancel_named(self, topic: str | None) -> bool:
+        """ "Take the sports add-on off": the constraints and entities it names are no longer
+        in force (deprecated, kept). False when it names none (the goal is cancelled)."""
+        if not topic:
+            return False
+        named = [
+            n
+            for n in _named(self.graph, topic)
+            if n.type in (NodeType.CONSTRAINT, NodeType.ENTITY) and n.active
+        ]
+        for node in named:
+            self._touch(node, {"status": "cancelled"})
+            self._set(self.graph.node(node.id), deprecated=True)
+            for edge in self.graph.in_edges(node.id):
+                self._invalidate(edge)
+            self.applied.deprecated.append(node.id)
+            self.change.deprecated.append(node.id)
+        return bool(named)
 
     # -- entities ----------------------------------------------------------------------
     def entities(self, mentions: tuple[EntityMention, ...]) -> None:
@@ -474,11 +497,9 @@ class _Step:
 
     def forget(self, topic: str | None) -> None:
         if topic:
-            targets = [
-                n
-                for n in self.graph.mentioning(topic)
-                if n.type in (NodeType.CONSTRAINT, NodeType.ENTITY) and not n.soft_deleted
-            ]
+            wanted = (NodeType.CONSTRAINT, NodeType.ENTITY)
+            named = [n for n in _named(self.graph, topic) if n.type in wanted]
+            targets = [n for n in named if not n.soft_deleted]
             restore: list[str] = []
         else:
             change = next(
@@ -513,6 +534,15 @@ class _Step:
             if node.type is NodeType.GOAL:
                 self.ctx.goal_id = ident
             self.applied.restored.append(ident)
+
+
+def _named(graph: ContextGraph, topic: str) -> list[Node]:
+    """Nodes naming every word of a topic, else any of its longer words (topics are a few
+    nouns: "candle thing", "sports add-on")."""
+    named = graph.mentioning(topic)
+    if not named:
+        named = [n for word in topic.split() if len(word) > 2 for n in graph.mentioning(word)]
+    return list({n.id: n for n in named}.values())
 
 
 _TRANSACTION_KINDS = frozenset(

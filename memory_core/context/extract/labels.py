@@ -56,6 +56,9 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "scratch that",
         "disregard my last message",
         "delete what I told you about my salary",
+        "forget the extra bed",
+        "never mind the parking request, forget it",
+        "drop the breakfast thing, forget I asked",
     ),
     CONFIRM: (
         "yes, that's right",
@@ -65,6 +68,16 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "sure, do that",
     ),
 }
+
+OTHER = "other"
+COMMAND_EXAMPLES: dict[str, tuple[str, ...]] = {
+    FORGET: ("forget", "disregard", "ignore", "scratch", "never mind", "delete"),
+    CANCEL: ("cancel", "remove", "drop", "call off", "take off", "stop"),
+    OTHER: ("keep", "book", "remember", "add", "make", "choose", "send", "change", "get",
+            "want", "need", "find", "check", "use", "go with", "hold", "pay", "move"),
+}  # fmt: skip
+"""The action of an imperative verb ("forget the pool", "take the add-on off"), classified
+by the verb alone: a longer turn's other words would outweigh it."""
 
 GOAL_EXAMPLES: dict[str, tuple[str, ...]] = {
     "track delivery": (
@@ -86,6 +99,11 @@ GOAL_EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "schedule meeting": ("schedule a meeting with my team", "set up a call on Thursday"),
     "buy product": ("I want to buy a new phone", "order a laptop for me"),
+    "file support ticket": ("my internet keeps dropping", "the app crashes, please fix it"),
+    "change subscription": ("change my phone plan", "cancel the streaming add-on"),
+    "rent car": ("rent a car for the weekend", "I need a van to move house"),
+    "buy tickets": ("get two tickets for the concert", "book seats for the match"),
+    "book appointment": ("book a repair visit", "when can the technician come"),
     "search": ("search for running shoes", "look up cheap flights", "find me a dentist nearby"),
     "plan trip": ("plan a weekend trip to the coast", "organise our holiday in Japan"),
 }
@@ -101,6 +119,21 @@ SLOT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "I'll pick it up in the store",
     ),
     "payment method": ("pay by credit card", "pay with PayPal", "pay by bank transfer"),
+    "delivery address": (
+        "send it to my office instead",
+        "ship it to my new address",
+        "deliver it to 12 High Street",
+    ),
+    "refund or exchange": (
+        "I want a refund",
+        "exchange it for another size",
+        "give me store credit",
+    ),
+    "amenities": ("we need a pool", "it must have parking", "a flat with a garden", "pets allowed"),
+    "plan": ("switch to the premium plan", "downgrade to the basic tier", "the family plan"),
+    "appointment time": ("the technician can come in the morning", "book the afternoon slot"),
+    "vehicle": ("a compact car", "rent an SUV", "a van with automatic transmission"),
+    "ticket section": ("seats in the upper tier", "standing tickets near the stage"),
     "seat": ("a window seat", "an aisle seat please"),
     "room type": ("a double room", "a suite with a sea view", "a room with twin beds"),
     "cabin class": ("business class", "fly economy"),

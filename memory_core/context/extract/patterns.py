@@ -311,6 +311,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
         re.compile(
             rf"\b(?:(?:party|group|table)\s+(?:of|for)\s+(?P<n>\d+|{_WORD_NUM})\b"
             rf"|(?P<n2>\d+|{_WORD_NUM})\s+{_PEOPLE_NOUN}\b"
+            rf"|\b(?:we(?:'re|\s+are)|there(?:'ll|\s+will)\s+be)\s+(?:now\s+|only\s+|just\s+)?"
+            rf"(?:up\s+to\s+)?(?P<n4>\d+|{_WORD_NUM})\b(?!\s*(?:{_DUR_UNIT}|%|[.,:]\d|{_CUR_SYM}|{_CUR_WORD}|[a-z]{{3,}}(?<!now)))"
             rf"|for\s+(?P<n3>\d+|{_WORD_NUM})\b(?!\s*(?:{_DUR_UNIT}|%|[.,:]\d|{_CUR_SYM}|{_CUR_WORD}|[a-z])))",
             _I,
         ),
@@ -329,9 +331,9 @@ def _clock(m: re.Match[str]) -> Value | None:
 
 
 def _people_any(m: re.Match[str]) -> Value | None:
-    n = m["n"] or m["n2"] or m["n3"]
+    n = m["n"] or m["n2"] or m["n3"] or m["n4"]
     number = _number(n)
-    if number is None or number <= 0 or number > 500:
+    if number is None or number <= 1 or number > 500:  # "one of us" is no party
         return None
     return Value(PEOPLE, m[0], m.start(), m.end(), number, "people")
 

@@ -15,7 +15,7 @@ conjunctions); everything else comes from the parse or the embedder.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_core.context.extract.patterns import (
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from memory_core.embedding.prototypes import PrototypeClassifier
 
 CHOICE = "choice"
+NUMBER = "number"
+"""The kind of a plain number that counts or sizes a noun ("size 43", "3 bedrooms")."""
 """The kind of a slot value that is a free choice, not a typed value."""
 USER, ASSISTANT = "user", "assistant"
 
@@ -53,6 +55,9 @@ KIND_WORDS = {
 MARKERS = {"until": "until", "till": "until", "since": "since", "anymore": "used to",
            "now": "now", "currently": "now", "longer": "used to"}  # fmt: skip
 CHOICE_MIN_SIMILARITY = 0.5
+MAX_CHOICES = 4
+"""Most free-choice candidates read from one sentence."""
+MAX_CHOICE_TOKENS = 12
 """A free choice is named by its nearest attribute example when at least this close."""
 NOUNS = ("NOUN", "PROPN")
 
@@ -100,7 +105,9 @@ def slot_values(
         for v in values:
             span = doc.char_span(v.start, v.end, alignment_mode="expand")
             taken_tokens.update(t.i for t in span or ())
-    found = [_typed(v, doc, speaker, taken_tokens) for v in values]
+    found = _merged([_typed(v, doc, speaker, taken_tokens) for v in values], text)
+    if doc is not None:
+        found += _counts(doc, taken_tokens, speaker)
     if doc is not None and namer is not None:
         taken = [(v.start, v.end) for v in values]
         found += _choices(doc, namer, speaker, taken)
@@ -307,38 +314,108 @@ def _time_marker(sentence: Span, verb: Token | None) -> str | None:
     return None
 
 
+def _merged(values: list[SlotValue], text: str) -> list[SlotValue]:
+    """Values of one slot side by side ("Thursday 9 October", "Friday at 7pm" stay two
+    slots, but "Thursday, 9 October" is one value): joined, so they do not replace each
+    other."""
+    out: list[SlotValue] = []
+    for value in values:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and (last.subject, last.slot, last.kind) == (value.subject, value.slot, value.kind)
+            and len(text[last.end : value.start].strip(" ,")) == 0
+        ):
+            joined = text[last.start : value.end].strip()
+            out[-1] = replace(last, value=joined, end=value.end, resolved=value.resolved)
+            continue
+        out.append(value)
+    return out
+
+
+# -- plain numbers ---------------------------------------------------------------------
+def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
+    """A number that counts or sizes a common noun the regular expressions do not know
+    ("size 43", "3 bedrooms", "a 2 TB drive"): the noun is the slot."""
+    found = []
+    for token in doc:
+        if (
+            token.pos_ != "NUM"
+            or token.i in taken
+            or (
+                token.ent_type_ in ("DATE", "TIME", "PERCENT", "ORDINAL", "MONEY", "CARDINAL")
+                and token.head.pos_ != "NOUN"
+            )
+        ):
+            continue
+        head = token.head
+        if head.pos_ != "NOUN" or head.i in taken:  # "the cap goes up to 200": the clause's noun
+            topic, _ = _topic(token.doc[token.i : token.i + 1], taken)
+            if topic is None or topic.pos_ != "NOUN":
+                continue
+            head = topic
+        number = _as_number(token.text)
+        if number is None:
+            continue
+        first, last = sorted((token.i, head.i))
+        span = doc[first : last + 1]
+        if len(span) > 3:  # the noun is further away: the value is the number alone
+            span = doc[token.i : token.i + 1]
+        verb = _governing_verb(head)
+        found.append(
+            SlotValue(
+                subject=_subject(head, verb, speaker, span.sent),
+                slot=_phrase(head),
+                value=span.text,
+                kind=NUMBER,
+                number=number,
+                time_marker=_time_marker(span.sent, verb),
+                negated=_negated(verb, head),
+                topic=_phrase(head),
+                start=span.start_char,
+                end=span.end_char,
+            )
+        )
+    return found
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
 # -- free choices ----------------------------------------------------------------------
 def _choices(
     doc: Doc, namer: PrototypeClassifier, speaker: str, taken: Sequence[tuple[int, int]]
 ) -> list[SlotValue]:
-    """A clause that sets an attribute without a typed value ("make it SF Express cash on
-    delivery", "I'd like a window seat"): the verb's object phrase, named by the nearest
-    labelled attribute example when it is close enough. Questions set nothing."""
+    """Clauses that set an attribute without a typed value ("switch it to SF Express",
+    "I'd like a window seat"): each verb's object phrase, named by the nearest labelled
+    attribute example when it is close enough. Questions set nothing."""
     candidates: list[tuple[Span, Token]] = []
     for sentence in doc.sents:
         if _is_question(sentence):
             continue
-        obj = _object_phrase(sentence)
-        if obj is None or obj.root.pos_ in ("PRON", "DET") or any(obj.start_char < e and s < obj.end_char for s, e in taken):
-            continue
-        candidates.append((obj, sentence.root))
+        for verb, obj in _object_phrases(sentence):
+            overlaps = any(obj.start_char < e and s < obj.end_char for s, e in taken)
+            if obj.root.pos_ not in ("PRON", "DET") and not overlaps:
+                candidates.append((obj, verb))
     if not candidates:
         return []
-    texts = [
-        f"{root.lemma_} {obj.text}" if root.pos_ == "VERB" else obj.text for obj, root in candidates
-    ]
+    texts = [f"{verb.lemma_} {obj.text}" for obj, verb in candidates]
     found = []
-    for (obj, root), near in zip(candidates, namer.nearest_many(texts), strict=True):
+    for (obj, verb), near in zip(candidates, namer.nearest_many(texts), strict=True):
         if near.similarity < CHOICE_MIN_SIMILARITY:
             continue
         found.append(
             SlotValue(
-                subject=_subject(None, root, speaker, obj.sent),
+                subject=_subject(None, verb, speaker, obj.sent),
                 slot=near.label,
                 value=obj.text.strip(" .,!;"),
                 kind=CHOICE,
-                time_marker=_time_marker(obj.sent, root),
-                negated=_negated(root, None),
+                time_marker=_time_marker(obj.sent, verb),
+                negated=_negated(verb, None),
                 confidence=round(near.similarity, 3),
                 start=obj.start_char,
                 end=obj.end_char,
@@ -351,23 +428,33 @@ def _is_question(sentence: Span) -> bool:
     return sentence.text.rstrip().endswith("?") or sentence[0].tag_ in ("WDT", "WP", "WRB")
 
 
-def _object_phrase(sentence: Span) -> Span | None:
-    """The object of a sentence's main verb, or what follows "make it" / "change it to"."""
-    root = sentence.root
-    for child in root.children:
-        if child.dep_ in ("dobj", "attr", "oprd", "ccomp", "xcomp") and child.lower_ != "it":
-            if child.dep_ == "dobj" and child.lower_ in FIRST_PERSON | SECOND_PERSON:
+def _object_phrases(sentence: Span) -> list[tuple[Token, Span]]:
+    """Each verb's object (``dobj``, ``attr``, ``oprd``, a clausal complement) or, without
+    one, the object of its "to"/"with"/"by"/"via"/"for" phrase; at most ``MAX_CHOICES``."""
+    found: list[tuple[Token, Span]] = []
+    doc = sentence.doc
+    for verb in sentence:
+        is_verb = verb.pos_ in ("VERB", "AUX") or verb.i == sentence.root.i
+        if not is_verb or len(found) >= MAX_CHOICES:
+            continue
+        span = None
+        for child in verb.children:
+            if child.dep_ not in ("dobj", "attr", "oprd", "ccomp") or child.lower_ == "it":
+                continue
+            if child.lower_ in FIRST_PERSON | SECOND_PERSON or child.pos_ in ("VERB", "AUX"):
                 continue
             subtree = list(child.subtree)
-            span = sentence.doc[subtree[0].i : subtree[-1].i + 1]
-            if span.root.pos_ in ("PRON", "DET"):
-                continue
-            if span[0].lower_ == "it" and len(span) > 1:
-                span = span[1:]
-            return span
-    for child in root.children:
-        if child.dep_ == "prep" and child.lower_ in ("to", "with", "by", "via"):
-            subtree = list(child.subtree)
-            if len(subtree) > 1:
-                return sentence.doc[subtree[1].i : subtree[-1].i + 1]
-    return None
+            span = doc[subtree[0].i : subtree[-1].i + 1]
+            break
+        if span is None:
+            for child in verb.children:
+                if child.dep_ == "prep" and child.lower_ in ("to", "with", "by", "via", "for"):
+                    subtree = list(child.subtree)
+                    if len(subtree) > 1:
+                        span = doc[subtree[1].i : subtree[-1].i + 1]
+                        break
+        if span is not None and span[0].lower_ == "it" and len(span) > 1:
+            span = span[1:]  # "make it SF Express": the value follows "it"
+        if span is not None and len(span) <= MAX_CHOICE_TOKENS:
+            found.append((verb, span))
+    return found

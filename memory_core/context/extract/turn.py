@@ -23,13 +23,19 @@ from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 MAX_SCAN_CHARS = 8_000
 """Longest part of a turn the regular expressions read (the parser reads less)."""
 INTENT_MIN_SIMILARITY = 0.35
+FORGET_MIN_SIMILARITY = 0.55
+"""A whole turn is a request to forget only this close (the agent's own default threshold,
+``AtlasConfig.forget_intent_similarity``): a wrong one removes what the user said."""
+COMMAND_MIN_SIMILARITY = 0.75
+"""An imperative clause at least this close to a forget or cancel example decides the turn."""
+MAX_COMMANDS = 3
 """Below this similarity to every intent example a turn is a plain statement."""
-GOAL_MIN_SIMILARITY = 0.5
+GOAL_MIN_SIMILARITY = 0.4
 """A turn opens or names a goal when its nearest task example is at least this close."""
 ENTITY_LABELS = frozenset({"PRODUCT", "ORG", "GPE", "LOC", "FAC", "PERSON", "EVENT", "WORK_OF_ART"})
 TRANSACTIONS = {
@@ -66,6 +72,8 @@ class TurnFacts:
     entities: tuple[EntityMention, ...] = ()
     forget_topic: str | None = None
     """What a "forget what I said about X" names (None: the last turn)."""
+    cancel_topic: str | None = None
+    """What a cancellation names ("take the sports add-on off"; None: the current goal)."""
     goal_scores: tuple[tuple[str, float], ...] = ()
     """Similarity of the turn to every task label (to keep a goal rather than switch)."""
     parsed_chars: int = field(default=0)
@@ -80,7 +88,7 @@ class Extractor:
         parser: ``text -> Doc`` (default: the shared English pipeline).
     """
 
-    __slots__ = ("_goals", "_intents", "_namer", "_parse", "_parse_many", "embedder")
+    __slots__ = ("_commands", "_goals", "_intents", "_namer", "_parse", "_parse_many", "embedder")
 
     def __init__(
         self,
@@ -93,6 +101,7 @@ class Extractor:
         self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
         self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
         self._namer = PrototypeClassifier(embedder, labels.SLOT_EXAMPLES)
+        self._commands = PrototypeClassifier(embedder, labels.COMMAND_EXAMPLES)
         self._parse = parser or parse
         self._parse_many = parser_many or (
             parse_many if parser is None else lambda ts: (parser(t) for t in ts)
@@ -143,8 +152,16 @@ class Extractor:
         self, text: str, scanned: str, doc: Doc, vector: np.ndarray, speaker: str, at: float | None
     ) -> TurnFacts:
         intent = self._intents.nearest_vector(vector)
-        if intent.similarity < INTENT_MIN_SIMILARITY:
+        forget_unsure = intent.label == labels.FORGET and intent.similarity < FORGET_MIN_SIMILARITY
+        if intent.similarity < INTENT_MIN_SIMILARITY or forget_unsure:
             intent = Nearest(labels.STATE, intent.similarity, None, -1.0)
+        commanded, command_verb = self._command(doc)
+        strong = (labels.FORGET, labels.CANCEL)
+        if commanded is not None and commanded.label in strong:
+            if intent.label not in strong or commanded.similarity > intent.similarity:
+                intent = commanded
+        elif commanded is not None and intent.label in strong and intent.similarity < 0.9:
+            intent = Nearest(labels.STATE, intent.similarity, None, -1.0)  # "keep the hotel"
         goal = self._goals.nearest_vector(vector)
         scores = self._goals.best_per_label(vector)
         slots = slot_values(
@@ -160,10 +177,43 @@ class Extractor:
             goal_similarity=round(goal.similarity, 4),
             slots=tuple(slots),
             entities=tuple(entities(doc, slots)),
-            forget_topic=forget_topic(doc) if intent.label == labels.FORGET else None,
+            forget_topic=forget_topic(doc, command_verb) if intent.label == labels.FORGET else None,
+            cancel_topic=forget_topic(doc, command_verb) if intent.label == labels.CANCEL else None,
             goal_scores=tuple((k, round(v, 4)) for k, v in scores.items()),
             parsed_chars=min(len(scanned), MAX_PARSE_CHARS),
         )
+
+    def _command(self, doc: Doc) -> tuple[Nearest | None, Token | None]:
+        """An imperative clause inside a longer turn ("nvm forget the candle thing, she'll
+        hate it"): its verb classified alone (forget, cancel or another action), so the
+        rest of the turn does not dilute it; None when no verb is clearly one of them."""
+        clauses = []
+        for verb in doc:
+            obj = next(
+                (
+                    c
+                    for c in verb.children
+                    if c.dep_ == "dobj" or (c.dep_ == "prep" and c.lower_ == "about")
+                ),
+                None,
+            )
+            told = any(
+                c.dep_ == "aux" or (c.dep_ == "nsubj" and c.pos_ == "PRON") for c in verb.children
+            )
+            if verb.tag_ in ("VB", "VBP") and obj is not None and not told and obj.i > verb.i:
+                particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
+                clauses.append((verb, f"{verb.lemma_.lower()} {particle}".strip()))
+        clauses = clauses[:MAX_COMMANDS]
+        if not clauses:
+            return None, None
+        spans = [text for _, text in clauses]
+        best: tuple[Nearest | None, Token | None] = (None, None)
+        for (verb, _), near in zip(clauses, self._commands.nearest_many(spans), strict=True):
+            if near.similarity >= COMMAND_MIN_SIMILARITY and (
+                best[0] is None or near.similarity > best[0].similarity
+            ):
+                best = (near, verb)
+        return best
 
 
 def _is_goal(goal: Nearest) -> bool:
@@ -246,19 +296,33 @@ def _clean(text: str) -> str:
     return " ".join(text.split()).strip(" .,;:!?\"'")
 
 
-def forget_topic(doc: Doc) -> str | None:
-    """What "forget what I said about X" names: the object of "about" (None: no topic)."""
-    for token in doc:
-        if token.lower_ in ("about", "regarding") and token.dep_ == "prep":
-            objects = [c for c in token.children if c.dep_ == "pobj"]
-            if objects:
-                words = [
-                    t.lemma_.lower()
-                    for t in objects[0].subtree
-                    if t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM") and t.lower_ not in FIRST_PERSON
-                ]
-                if words:
-                    return " ".join(words)
+def forget_topic(doc: Doc, verb: Token | None = None) -> str | None:
+    """What a request to forget names: the object of "about" ("forget what I said about
+    the hotel"), else the first verb's own object ("forget the pool", "scratch the
+    candle"); None when it names nothing ("forget what I just said", "scratch that")."""
+    objects = [
+        c
+        for token in doc
+        if token.lower_ in ("about", "regarding") and token.dep_ == "prep"
+        for c in token.children
+        if c.dep_ == "pobj"
+    ]
+    if not objects and verb is None:
+        verb = next((t for t in doc if t.pos_ == "VERB"), doc[0].sent.root if len(doc) else None)
+    if not objects:
+        objects = [c for c in verb.children if c.dep_ == "dobj"] if verb is not None else []
+    for obj in objects[:1]:
+        if obj.dep_ == "prep":  # "forget about the pool"
+            obj = next((c for c in obj.children if c.dep_ == "pobj"), obj)
+        words = [  # the object's own words, not a clause hanging off it
+            t.lemma_.lower()
+            for t in obj.subtree
+            if t.i <= obj.i
+            and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM")
+            and t.lower_ not in FIRST_PERSON
+        ]
+        if words:
+            return " ".join(words)
     return None
 
 

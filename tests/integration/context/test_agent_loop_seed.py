@@ -13,6 +13,7 @@ from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
 from memory_core.agent import AgentSettings, MemoryAgent
 from memory_core.context import EdgeType, NodeType, constraint_for, subgraph_for_tool
 from memory_core.embedding.minilm import default_embedder
+from memory_core.errors import InputError
 
 pytestmark = pytest.mark.integration
 
@@ -86,3 +87,23 @@ def test_the_hotel_limit_is_answered_from_the_constraint_in_force(agent: MemoryA
     assert step.response is not None and "200 EUR per night" in step.response
     assert "= 200 EUR per night (replaces 180 EUR per night)" in step.context
     assert "= 180 EUR" not in step.context  # the old value only as what was replaced
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "🙂🙂🙂 🎉", "<div><b>Budget</b>: 300 EUR</div><script>alert(1)</script>",
+     "Je voudrais une chambre pour deux personnes à 90 euros la nuit",
+     "我想订一个酒店", "word " * 20_000],
+)  # fmt: skip
+def test_bad_turns_are_kept_and_do_not_break_the_graph(agent: MemoryAgent, text: str) -> None:
+    stage = agent.loop.rules.context  # type: ignore[union-attr]
+    assert stage is not None
+    if len(text) > agent.atlas.config.max_content_chars:  # refused at the atlas's boundary
+        with pytest.raises(InputError, match="max_content_chars"):
+            agent.observe(text)
+        assert len(stage.of("s1").graph) == 1  # nothing but the user: the graph is unchanged
+    elif text:
+        step = agent.observe(text)  # stored whole (the parser reads at most its first 2,000)
+        assert step.stored is None or step.stored.content.endswith(text[-20:].strip())
+    agent.step("my budget is 300 EUR")
+    assert constraint_for(stage.of("s1").graph, "budget") is not None

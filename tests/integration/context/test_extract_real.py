@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memory_core.context import default_extractor, extract_slots
+from memory_core.context import TaskContext, constraint_for, default_extractor, extract_slots
 
 pytestmark = pytest.mark.integration
 
@@ -71,5 +71,9 @@ def test_turn_facts_of_the_seed_example() -> None:
 def test_bad_input_gives_facts_not_errors(text: str) -> None:
     facts = default_extractor().extract(text, at=AT)
     assert facts.text == text  # nothing lost: the turn is kept whole
+    context = TaskContext()
+    context.observe(facts, turn=0, memory_id="m0")
+    context.observe(default_extractor().extract("my budget is 300 EUR", at=AT), turn=1)
+    assert constraint_for(context.graph, "budget") is not None
     assert facts.parsed_chars <= 2_000
     assert all(len(s.value) <= 200 for s in facts.slots)

@@ -1,0 +1,146 @@
+"""Cost of the task context graph (issue #24) on real LoCoMo text: extraction + insert per
+turn, batched as in a replay (``nlp.pipe``, one embedding call per conversation) and one
+turn at a time as in a live agent (p50 / p99), plus the one-off load of the parser.
+
+Reads ``../shared/datasets/locomo-dev`` when present; ``context_costs`` returns None (and
+``main`` says so) when it is not. Targets: <= 5 ms per turn batched, <= 15 ms p99 live.
+
+    python -m benchmarks.context_bench [--live-turns 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.real_recall import DEFAULT_DATA, load_conversations
+
+BATCHED_TARGET_MS = 5.0
+LIVE_P99_TARGET_MS = 15.0
+LIVE_TURNS = 300
+
+
+def context_costs(data: Path = DEFAULT_DATA, live_turns: int = LIVE_TURNS) -> dict[str, Any] | None:
+    """Milliseconds per turn (wall and this process's CPU), batched and live; None without
+    the dev split."""
+    conversations = load_conversations(data)
+    if not conversations:
+        return None
+    from memory_core.context import Extractor, warm
+    from memory_core.context.replay import TurnInput, replay
+    from memory_core.embedding import make_embedder
+
+    started = time.perf_counter()
+    warm()
+    load_s = time.perf_counter() - started
+    extractor = Extractor(make_embedder("minilm"))
+    extractor.extract("warm up the classifiers: my budget is 200 EUR")
+    per_conversation = [
+        [TurnInput(t.id, t.speaker, t.text, t.at) for s in c.sessions for t in s.turns]
+        for c in conversations
+    ]
+    turns = sum(len(t) for t in per_conversation)
+    wall, cpu = time.perf_counter(), time.process_time()
+    nodes = 0
+    for conversation_turns in per_conversation:
+        context, _ = replay(conversation_turns, extractor)
+        nodes += len(context.graph)
+    batched_ms = (time.perf_counter() - wall) * 1000 / turns
+    batched_cpu_ms = (time.process_time() - cpu) * 1000 / turns
+
+    from memory_core.context import TaskContext
+
+    live = per_conversation[0][:live_turns]
+    context = TaskContext(embedder=extractor.embedder)
+    walls, cpus = [], []
+    for index, turn in enumerate(live):
+        w, c = time.perf_counter(), time.process_time()
+        facts = extractor.extract(turn.text, speaker=turn.speaker, at=turn.at)
+        context.observe(facts, turn=index, memory_id=turn.id)
+        walls.append((time.perf_counter() - w) * 1000)
+        cpus.append((time.process_time() - c) * 1000)
+    live_wall, live_cpu = np.asarray(walls), np.asarray(cpus)
+    return {
+        "conversations": len(conversations),
+        "turns": turns,
+        "graph_nodes": nodes,
+        "parser_load_s": round(load_s, 2),
+        "batched_ms_per_turn": round(batched_ms, 3),
+        "batched_cpu_ms_per_turn": round(batched_cpu_ms, 3),
+        "batched_target_ms": BATCHED_TARGET_MS,
+        "live_turns": len(live),
+        "live_p50_ms": round(float(np.percentile(live_wall, 50)), 3),
+        "live_p99_ms": round(float(np.percentile(live_wall, 99)), 3),
+        "live_cpu_p50_ms": round(float(np.percentile(live_cpu, 50)), 3),
+        "live_cpu_p99_ms": round(float(np.percentile(live_cpu, 99)), 3),
+        "live_p99_target_ms": LIVE_P99_TARGET_MS,
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev folder")
+    parser.add_argument("--live-turns", type=int, default=LIVE_TURNS)
+    args = parser.parse_args(argv)
+    costs = context_costs(args.data, args.live_turns)
+    if costs is None:
+        print(f"skipped: no LoCoMo dev split at {args.data}")
+        return 0
+    print(json.dumps(costs, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def checks(costs: dict[str, Any]) -> list[Any]:
+    """The targets-table rows (``benchmarks.report``)."""
+    from benchmarks.shapes_report import Check
+
+    at = f"{costs['turns']:,} turns"
+    return [
+        Check(
+            "context graph: extract + insert per turn, batched",
+            at,
+            costs["batched_target_ms"],
+            "ms",
+            costs["batched_ms_per_turn"],
+            cpu=costs["batched_cpu_ms_per_turn"],
+        ),
+        Check(
+            "context graph: one live turn, p99",
+            f"{costs['live_turns']} turns",
+            costs["live_p99_target_ms"],
+            "ms",
+            costs["live_p99_ms"],
+            cpu=costs["live_cpu_p99_ms"],
+        ),
+    ]
+
+
+def lines(costs: dict[str, Any]) -> list[str]:
+    """The report section."""
+    return [
+        f"Extraction (regular expressions, spaCy `en_core_web_sm` parse, MiniLM intent / goal /"
+        f" attribute prototypes) and insert into the graph, on the {costs['turns']:,} turns of"
+        f" the LoCoMo dev split ({costs['graph_nodes']:,} nodes built). Parser load, once per"
+        f" process: {costs['parser_load_s']:.1f} s.",
+        "",
+        "| mode | wall ms/turn | CPU ms/turn | target |",
+        "|---|---:|---:|---:|",
+        f"| batched replay (`nlp.pipe`, one embedding call) | {costs['batched_ms_per_turn']:.2f}"
+        f" | {costs['batched_cpu_ms_per_turn']:.2f} | <= {costs['batched_target_ms']:g} |",
+        f"| one live turn, p50 | {costs['live_p50_ms']:.2f} | {costs['live_cpu_p50_ms']:.2f} | - |",
+        f"| one live turn, p99 | {costs['live_p99_ms']:.2f} | {costs['live_cpu_p99_ms']:.2f}"
+        f" | <= {costs['live_p99_target_ms']:g} |",
+        "",
+        f"Load average during the run: {costs['load_avg']}.",
+    ]
