@@ -64,3 +64,8 @@ def study_name(value: object, field: str = "study name") -> str:
     """An Optuna study name: the same rule as a session name (it is listed and logged the
     same way, and workers type it on a command line)."""
     return session_name(value, field)
+
+
+def run_name(value: object, field: str = "run name") -> str:
+    """A saved run's name: listed beside every other saved run, so the same rule again."""
+    return session_name(value, field)

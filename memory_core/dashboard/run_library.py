@@ -15,6 +15,7 @@ from dataclasses import asdict
 from functools import cache
 from typing import Any, TypeVar
 
+from memory_core.dashboard.limits import run_name
 from memory_core.dashboard.sweep_view import SweepOutcome
 from memory_core.dashboard.tuning import ARMS, ABRun, TuningRequest, build_run
 from memory_core.engine.config import AtlasConfig
@@ -52,7 +53,7 @@ def save_ab(runs: RunRepository, name: str, run: ABRun) -> RunRecord:
     """Store an A/B run with everything needed to redraw its tables and charts."""
     comparison = run.comparison
     return runs.add(
-        name=name,
+        name=run_name(name),
         policy=KIND_AB,
         params={
             "format": FORMAT,
@@ -79,7 +80,7 @@ def save_ab(runs: RunRepository, name: str, run: ABRun) -> RunRecord:
 def save_sweep(runs: RunRepository, name: str, outcome: SweepOutcome) -> RunRecord:
     """Store a sweep: its inputs, the study it lives in, and every finished trial."""
     return runs.add(
-        name=name,
+        name=run_name(name),
         policy=KIND_SWEEP,
         params={
             "format": FORMAT,

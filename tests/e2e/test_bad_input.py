@@ -271,5 +271,10 @@ def test_readouts_follow_the_atlas(bad_server: tuple[str, Path], page: Page) -> 
     assert_clean(page)
     shoot(page, "bad_input_live_graph_after_decay")
     open_page(page, base, "weights")
+    expect(page.get_by_text(re.compile(r"memories are below the eviction line"))).to_be_visible()
+    expect(page.locator("[data-testid=stPlotlyChart] .main-svg").first).to_be_visible(
+        timeout=30_000
+    )
+    page.wait_for_timeout(1_000)
     assert "/tmp/" not in page.inner_text("body")
     shoot(page, "bad_input_weights")

@@ -10,6 +10,7 @@ from memory_core.dashboard.limits import (
     max_text_chars,
     memory_text,
     note_text,
+    run_name,
     session_name,
     study_name,
 )
@@ -46,7 +47,7 @@ def test_blank_and_fitting_texts() -> None:
     "name", ["", "   ", "<script>x</script>", "a>b", "x" * 201, "tab\there", "\u202eevil", "a\nb"]
 )
 def test_one_session_name_rule_everywhere(name: str, atlas: ElasticMemoryAtlas) -> None:
-    for check in (session_name, study_name):
+    for check in (session_name, study_name, run_name):
         with pytest.raises(InputError) as caught:
             check(name)
         assert "1 to 200 printable characters" in str(caught.value)
