@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Frame, Page, expect
 
 from .test_pages import graph_frame, open_page, send, shoot, wait_ready
 
@@ -44,7 +44,29 @@ def test_entity_view_shows_the_constraint_in_force_screenshots(server: str, page
     in_force = [d for t, d in drawn if "180 EUR per night" in t and "state: active" in t]
     assert in_force and not in_force[0]["borderDashes"]
     assert page.locator("[data-testid=stException]").count() == 0
+    click_node(page, frame, "deprecated")  # a click focuses the replaced value
+    picker = page.get_by_role("combobox", name="Focus on a node")
+    expect(picker).to_have_value(re.compile("150 EUR per night"), timeout=30_000)
+    wait_ready(page)
     page.locator("iframe[title='Task context graph']").evaluate(
         "f => f.scrollIntoView({block: 'start'})"
     )  # the graph and the table of constraints in one screen
     shoot(page, "live_graph_entities")
+
+
+def click_node(page: Page, frame: Frame, title_part: str) -> None:
+    """Click the drawn node whose hover text contains ``title_part``."""
+    spot = frame.evaluate(
+        """part => {
+            const node = nodes.get().find(n => String(n.title).includes(part));
+            const p = network.canvasToDOM(network.getPositions([node.id])[node.id]);
+            const r = document.getElementById('mynetwork').getBoundingClientRect();
+            return {x: p.x + r.left, y: p.y + r.top};
+        }""",
+        title_part,
+    )
+    drawing = page.locator("iframe[title='Task context graph']")
+    drawing.scroll_into_view_if_needed()
+    box = drawing.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + spot["x"], box["y"] + spot["y"])

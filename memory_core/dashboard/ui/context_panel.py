@@ -30,6 +30,7 @@ from memory_core.dashboard.context_view import (
     link_rows,
     query_focus,
 )
+from memory_core.dashboard.ui.panels import clicked_node
 
 if TYPE_CHECKING:
     from memory_core.engine.events import RuleFired
@@ -99,8 +100,9 @@ def entity_view(
         st.info("That conversation has no graph any more.")
         return
     options = focus_options(graph.nodes, graph.pending)
-    if link_focus in options:
-        st.session_state[FOCUS_KEY] = link_focus
+    clicked = clicked_node("entity_clicks")  # a node clicked in the drawing
+    if link_focus in options or clicked in options:
+        st.session_state[FOCUS_KEY] = link_focus if link_focus in options else clicked
     elif st.session_state.get(FOCUS_KEY) not in options:
         st.session_state[FOCUS_KEY] = None
     focus = st.selectbox(
@@ -122,7 +124,7 @@ def entity_view(
     st.caption(
         f"{len(view.drawn)} nodes and {view.edge_count} edges drawn"
         + (f"; {view.note}" if view.note else "")
-        + ". Hover a node for its slot, value, turns and memories."
+        + ". Hover a node for its slot, value, turns and memories; click it to focus on it."
     )
     st.html(legend_html())  # our own strings only
     st.subheader("Constraints in force")

@@ -151,14 +151,21 @@ def counters(atlas: ElasticMemoryAtlas, *, per_row: int = 4) -> None:
     c4.metric("Mean weight", f"{stats['weight_mean']:.2f}")
 
 
+def clicked_node(key: str) -> str | None:
+    """The id of the node just clicked in a graph drawn on this page (``graph_view``'s
+    click script posts it), None on any other rerun."""
+    clicked = _graph_clicks(key=key, on_node_change=lambda: None).node
+    return clicked if isinstance(clicked, str) else None
+
+
 def inspector(atlas: ElasticMemoryAtlas, buffer: EventBuffer | None, ids: tuple[str, ...]) -> None:
     """Pick one drawn memory and show its facts, neighbours and history."""
     drawn = [atlas.get(i) for i in ids if i in atlas]
     options = node_options(drawn)
     if not options:
         return
-    clicked = _graph_clicks(key="graph_clicks", on_node_change=lambda: None).node
-    if isinstance(clicked, str) and clicked in options:  # a node clicked in the graph
+    clicked = clicked_node("graph_clicks")
+    if clicked in options:  # a node clicked in the graph
         st.session_state["inspector_node"] = clicked
     keep_choice("inspector_node", options)
     chosen = st.selectbox(
