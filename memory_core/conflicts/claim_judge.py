@@ -27,13 +27,19 @@ from dataclasses import dataclass
 
 from memory_core.conflicts import vectors
 from memory_core.conflicts.claims import STOP, Claim, Value, claims, stem
+from memory_core.conflicts.slots import SLOT_WORDS, SlotReader, SlotReading
 from memory_core.conflicts.verdict import Kind, Span, Verdict
+from memory_core.embedding.base import Embedder
 from memory_core.errors import ConfigError, InputError
 
 DEFAULT_THRESHOLD = 0.5
 """Findings scoring at least this make a contradiction."""
 DEFAULT_RELATED_SIMILARITY = 0.5
 """A given embedding cosine at or above this counts as "same topic" on its own."""
+TOPIC_WITH_WORDS = 0.25
+"""Embedding cosine at which two texts sharing a (near) word are on one topic ("I live in
+Lyon" / "My brother lives in Ghent"); below it a shared word is a pun ("night shift" /
+"the shift key")."""
 WORD_SIMILARITY = 0.45
 """Two words whose token-vector cosine reaches this name the same thing or the same kind."""
 
@@ -62,7 +68,11 @@ SINGLE_VALUED = (
 """Attributes a person has one value of at a time, each as a few words that name it; a
 claim is about one when it has a word equal or near (token vectors) to one of them."""
 
+PARAPHRASE = 0.7
+"""Sentence cosine at which two claims of one slot say the same thing in other words."""
+
 VALUE_SCORE = 0.8
+SLOT_SCORE = 0.7
 POLARITY_SCORE = 0.85
 SWAP_SCORE = 0.7
 CORRECTION_SCORE = 0.75
@@ -70,6 +80,14 @@ COMPATIBLE_SCORE = 0.1
 UNRELATED_SCORE = 0.02
 
 _WORD = re.compile(r"[^\W_]+(?:['’][a-z]+)?", re.IGNORECASE)
+_USER_POSSESSIVE = re.compile(r"\b(?:the )?user['’]s\b", re.IGNORECASE)
+_USER = re.compile(r"\b(?:the )?user\b", re.IGNORECASE)
+
+
+def _first_person(text: str) -> str:
+    """An assistant-style memory ("User's son has ...", "The user is ...") as the user would
+    say it, for the slot reader: its examples are in the first person."""
+    return _USER.sub("I", _USER_POSSESSIVE.sub("my", text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,15 +105,21 @@ class ClaimJudge:
     Args:
         threshold: findings scoring at least this make a contradiction, in (0, 1].
         related_similarity: embedding cosine that alone makes two texts "same topic", in [-1, 1].
+        embedder: sentence embedder that types claims by slot (``slots.py``) and gives the
+            texts' cosine when the caller passes none; default the shipped MiniLM, loaded
+            on first use. ``None`` with ``slots=False`` runs without a model.
+        slots: compare claims by slot (one attribute, two values in other words).
     """
 
-    __slots__ = ("_related_similarity", "_threshold")
+    __slots__ = ("_embedder", "_reader", "_related_similarity", "_slots", "_threshold")
 
     def __init__(
         self,
         *,
         threshold: float = DEFAULT_THRESHOLD,
         related_similarity: float = DEFAULT_RELATED_SIMILARITY,
+        embedder: Embedder | None = None,
+        slots: bool = True,
     ) -> None:
         if not _number(threshold) or not 0.0 < threshold <= 1.0:
             raise ConfigError("threshold", threshold, "a number in (0, 1]")
@@ -103,6 +127,29 @@ class ClaimJudge:
             raise ConfigError("related_similarity", related_similarity, "a number in [-1, 1]")
         self._threshold = float(threshold)
         self._related_similarity = float(related_similarity)
+        self._slots = bool(slots)
+        self._embedder = embedder
+        self._reader: SlotReader | None = None
+
+    def _slot_reader(self) -> SlotReader:
+        if self._reader is None:
+            embedder = self._embedder
+            if embedder is None:
+                from memory_core.embedding.minilm import MiniLMEmbedder
+
+                embedder = MiniLMEmbedder()
+            self._reader = SlotReader(embedder)
+        return self._reader
+
+    def readings(self, a: str, b: str) -> dict[str, SlotReading]:
+        """Slot readings of both texts and of each of their claims, in one model batch."""
+        pieces = (
+            [a, b]
+            + [a[c.start : c.end] for c in claims(a)]
+            + [b[c.start : c.end] for c in claims(b)]
+        )
+        read = self._slot_reader().read([_first_person(p) for p in pieces])
+        return dict(zip(pieces, read, strict=True))
 
     @property
     def name(self) -> str:
@@ -117,26 +164,46 @@ class ClaimJudge:
         if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         old, new = claims(a), claims(b)
+        readings = self.readings(a, b) if self._slots else {}
+        if similarity is None and readings:
+            similarity = float(readings[a].vector @ readings[b].vector)
         # a correction cue covers the whole newer text when it is short ("I got the name
         # wrong. It's Helen."), only its own piece in a longer one
         corrects = len(new) <= SHORT_TEXT and any(c.corrects for c in new)
         # A repeated memory is a duplicate, whatever its pieces say to each other.
-        findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects)
+        findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects, readings)
         best = max(findings, key=lambda f: f.score, default=None)
         if best is not None and best.score >= self._threshold:
             return Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
-        if _related_texts(old, new) or (
-            similarity is not None and similarity >= self._related_similarity
-        ):
+        if similarity is None:
+            related = _related_texts(old, new)
+        else:  # a word in common is a topic in common only when the sentences agree it is
+            related = similarity >= self._related_similarity or (
+                similarity >= TOPIC_WITH_WORDS and _related_texts(old, new)
+            )
+        if related:
             score = max(COMPATIBLE_SCORE, best.score if best else 0.0)
             return Verdict("compatible", score, "same topic, no claim contradicted")
         return Verdict("unrelated", UNRELATED_SCORE, "no shared topic")
 
 
 def _findings(
-    a: str, b: str, old: tuple[Claim, ...], new: tuple[Claim, ...], corrects: bool
+    a: str,
+    b: str,
+    old: tuple[Claim, ...],
+    new: tuple[Claim, ...],
+    corrects: bool,
+    readings: dict[str, SlotReading],
 ) -> list[_Finding]:
-    return [f for x in old for y in new if (f := _compare(a, b, x, y, corrects)) is not None]
+    out = []
+    for x in old:
+        for y in new:
+            found = _compare(a, b, x, y, corrects)
+            if found is None and readings:
+                found = _slot_change(a, b, x, y, readings)
+            if found is not None:
+                out.append(found)
+    return out
 
 
 def _number(value: object) -> bool:
@@ -347,6 +414,86 @@ def _other_kind(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
         f"one value at a time: '{old}' then '{new}'",
         (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
     )
+
+
+def _slot_change(
+    a: str, b: str, x: Claim, y: Claim, readings: dict[str, SlotReading]
+) -> _Finding | None:
+    """One attribute (typed by MiniLM, ``slots.py``), two values in other words: "barista at
+    a café" / "head chef at a restaurant", "early riser" / "night owl", "married" / "single".
+
+    Only between affirmative statements of one subject at one time (a denial is the
+    polarity check's, and "I don't eat meat" restates "I'm vegetarian"). One shared word
+    that does not name the attribute ("Denver" in "I live in Denver" / "I've lived in
+    Denver for years", not "live"), one shared typed value or a paraphrase (sentence cosine
+    :data:`PARAPHRASE`) makes the claims agree. Token vectors do not decide here: those of
+    antonyms and of numbers are close ("introverted" / "extroverted", "34" / "29").
+    """
+    if _other_people(x.subject, y.subject) or x.past != y.past or y.addition:
+        return None
+    if x.denied or y.denied:
+        return None
+    rx, ry = readings[a[x.start : x.end]], readings[b[y.start : y.end]]
+    if not rx.slot or rx.slot != ry.slot or float(rx.vector @ ry.vector) >= PARAPHRASE:
+        return None
+    left, right = _amounts(x), _amounts(y)
+    if left and right:  # amounts decide: "$28 an hour at the warehouse" / "$19/hr at the warehouse"
+        if left & right or not _comparable_amounts(x, y, _slot_words(rx.slot)):
+            return None
+    elif not (x.states and y.states):
+        return None  # a question presupposes only its amounts
+    else:  # words decide ("early riser, up by 5am" / "night owl"), amounts left aside
+        if {(v.type, v.key) for v in x.values} & {(v.type, v.key) for v in y.values}:
+            return None
+        naming = _slot_words(rx.slot) | {x.subject.removesuffix("'s"), y.subject.removesuffix("'s")}
+        left, right = _value_terms(x), _value_terms(y)
+        if not left or not right or (left & right) - naming:
+            return None  # a value word in common: the same value, said again or refined
+        left, right = left - right, right - left  # what each side gives that the other does not
+        if not left or not right:
+            return None
+    return _Finding(
+        SLOT_SCORE,
+        "value_change",
+        f"{rx.slot} changed: '{_in_order(a, x, left)}' -> '{_in_order(b, y, right)}'",
+        (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _slot_words(slot: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in SLOT_WORDS.get(slot, "").split())
+
+
+def _comparable_amounts(x: Claim, y: Claim, naming: frozenset[str]) -> bool:
+    """Two claims' amounts are of one thing: one has a unit or both claims are short, and
+    they are not each qualified by a word the other lacks, other than the words naming the
+    slot ("trip budget 3000" / "hotels under 150 a night"; not "34 years old" / "turned 29")."""
+    olds = [v for v in x.values if v.type in ("number", "time")]
+    news = [v for v in y.values if v.type in ("number", "time")]
+    short = x.length <= SHORT_CLAIM and y.length <= SHORT_CLAIM
+    if not short and not any(v.unit or v.type == "time" for v in olds + news):
+        return False
+    own_old = frozenset().union(*(v.context for v in olds)) - naming
+    own_new = frozenset().union(*(v.context for v in news)) - naming
+    return not (own_old - _near(own_old, y.words) and own_new - _near(own_new, x.words))
+
+
+def _amounts(claim: Claim) -> frozenset[str]:
+    """The claim's amounts and clock times, as keys."""
+    return frozenset(v.key for v in claim.values if v.type in ("number", "time") and not v.negated)
+
+
+def _value_terms(claim: Claim) -> frozenset[str]:
+    """What a claim says in words (its content words; amounts are compared apart)."""
+    return claim.words - {"user"}  # "user": the speaker of assistant-style memories
+
+
+def _in_order(text: str, claim: Claim, terms: frozenset[str]) -> str:
+    """``terms`` as they appear in the claim's text, for a one-line reason."""
+    piece = text[claim.start : claim.end]
+    seen = [w for w in _WORD.findall(piece) if stem(w.lower()) in terms or w.lower() in terms]
+    return " ".join(dict.fromkeys(seen)) or " ".join(sorted(terms))
 
 
 def _alternative(denier: Claim, other: Claim, hit: frozenset[str]) -> bool:

@@ -66,7 +66,11 @@ _PAST = (
     "very first",
     "previously",
     "student days",
+    "back then",
+    "at the time",
 )
+_PAST_UNTIL = re.compile(r"\buntil (?:(?:19|20)\d\d|last|recently|a (?:few|couple))\b")
+"""A stated end in the past: "lived in Manila until 2015" is no claim about now."""
 _ADDITION = _words("also separately plus besides")
 _ADDITION_PHRASES = ("as well", "its own", "their own", "her own", "his own", "another")
 _CORRECTION = _words(
@@ -76,13 +80,23 @@ _CORRECTION = _words(
 _KIN = _words(
     "sister brother wife husband partner son daughter mum mom mother dad father parents "
     "friend neighbour neighbor cousin uncle aunt grandmother grandfather nephew niece "
-    "girlfriend boyfriend kids colleague"
+    "girlfriend boyfriend kids colleague roommate flatmate housemate coworker grandma "
+    "grandpa grandparents fiance fiancee spouse stepmom stepdad stepson stepdaughter"
 )
-_FIRST_PERSON = _words("i i'm i've i'd i'll me my mine we we're we've us our")
+_FIRST_PERSON = _words("i i'm i've i'd i'll me my mine we we're we've us our user user's")
+"""The speaker; "User" / "User's" is the speaker of assistant-style memories ("User lives
+in Denver", "User's son ...")."""
+_POSSESSIVE = _words("my our his her their user's")
+_SPEAKER_FIRST = _words("i i'm i've i'd i'll we we're we've user")
 _QUESTION_START = _words(
     "what which how when where who whom why do does did is are am was were can could "
     "should would will shall may"
 )
+_REPORTED_QUESTION = re.compile(
+    r"(?:the )?(?:user|i|he|she|they)(?: also)? (?:asked|asks|wondered|wonders|wants to know|"
+    r"was wondering|requested|requests)\b"
+)
+"""A question told by someone else ("User asked for movers in Austin"): it states nothing."""
 _REQUEST_START = _words("please remind help find draft suggest let's")
 _PLACE = _words("in to from near around")
 _WEEKDAYS = _words("monday tuesday wednesday thursday friday saturday sunday")
@@ -223,7 +237,7 @@ def _claim(text: str, start: int, end: int) -> Claim:
     )
     denied, verb = _denied(text, tokens, negation)
     first = next((w for w in lows if w not in {"so", "and", "ok", "okay", "oh", "hey"}), "")
-    question = piece.rstrip().endswith("?")
+    question = piece.rstrip().endswith("?") or _REPORTED_QUESTION.match(lowered) is not None
     return Claim(
         start=start,
         end=end,
@@ -238,7 +252,9 @@ def _claim(text: str, start: int, end: int) -> Claim:
         request=first in _REQUEST_START,
         length=len(tokens),
         subject=_subject(tokens),
-        past=first == "before" or any(re.search(rf"\b{m}\b", lowered) for m in _PAST),
+        past=first == "before"
+        or any(re.search(rf"\b{m}\b", lowered) for m in _PAST)
+        or _PAST_UNTIL.search(lowered) is not None,
         addition=bool(_ADDITION & set(lows))
         or any(p in lowered for p in _ADDITION_PHRASES)
         or re.search(r"\btoo\W*$", piece) is not None,
@@ -294,13 +310,21 @@ def _negation_start(lows: list[str]) -> int | None:
 def _subject(tokens: list[Token]) -> str:
     """Whom the piece is about: a relative ("my brother ..."), someone named ("Priya's own
     boss ..."), the speaker (``"i"``), or nobody in particular (``""``)."""
-    for i, token in enumerate(tokens[:4]):
-        if token.low in {"my", "our", "his", "her", "their"} and i + 1 < len(tokens):
-            following = tokens[i + 1].low
-            if following.removesuffix("'s") in _KIN:
-                return following  # "sister", or "sister's" for what is hers
+    for i, token in enumerate(tokens[:5]):
+        if token.low in _SPEAKER_FIRST:
+            break  # "I play with my kids": the speaker's claim
+        if token.low in _POSSESSIVE and i + 1 < len(tokens):
+            # "my brother", "User's son", "my older brother", "my best friend's"
+            for following in (t.low for t in tokens[i + 1 : i + 3]):
+                if following.removesuffix("'s") in _KIN:
+                    return following  # "sister", or "sister's" for what is hers
             break
-        if token.low.endswith("'s") and token.text[0].isupper() and token.low[:-2] not in STOP:
+        if (
+            token.low.endswith("'s")
+            and token.text[0].isupper()
+            and token.low[:-2] not in STOP
+            and token.low not in _FIRST_PERSON
+        ):
             return token.low
     if any(t.low in _FIRST_PERSON for t in tokens):
         return "i"
@@ -437,7 +461,7 @@ def _is_name(tokens: list[Token], i: int, *, inner: bool = False) -> bool:
     base = token.low.removesuffix("'s")
     if not token.text[0].isupper() or base in STOP or base in _CALENDAR:
         return False
-    if token.low in {"i", "i'm", "i've", "i'll", "i'd"}:
+    if token.low in _FIRST_PERSON or base == "user":
         return False
     if inner or i > 0:
         return True

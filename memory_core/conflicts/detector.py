@@ -22,6 +22,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from memory_core.conflicts.items import pair_key
+from memory_core.conflicts.speakers import utterance
 from memory_core.conflicts.verdict import ContradictionJudge, Verdict
 from memory_core.embedding.base import embed_checked
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -148,7 +149,7 @@ class ConflictDetector:
                 else np.asarray(embedding, dtype=np.float32)
             )
             pairs = self._unfold(pairs, query, exclude)
-        return self._judged(text, pairs)
+        return self._judged(text, pairs, metadata)
 
     def scan(self, node_id: str) -> list[Conflict]:
         """Contradictions between a stored memory and its nearest neighbours in scope.
@@ -171,7 +172,7 @@ class ConflictDetector:
         if any(n.kind is MemoryKind.SUMMARY for n, _ in near):
             query = self._atlas.embedding_of(node_id)
             near = self._unfold(near, query, frozenset({node_id}))
-        return self._judged(node.content, near)
+        return self._judged(node.content, near, node.metadata)
 
     def _unfold(
         self,
@@ -196,14 +197,20 @@ class ConflictDetector:
                     out[member] = (quoted, _cosine(query, self._atlas.embedding_of(member)))
         return list(out.values())
 
-    def _judged(self, text: str, candidates: list[tuple[MemoryNode, float]]) -> list[Conflict]:
+    def _judged(
+        self,
+        text: str,
+        candidates: list[tuple[MemoryNode, float]],
+        metadata: Mapping[str, Any] | None = None,
+    ) -> list[Conflict]:
+        said = utterance(text, metadata)  # the judge reads what was said, not who said it
         found = []
         for node, similarity in candidates:
             if similarity < self.config.min_similarity:
                 continue
             if self._allowed is not None and self._allowed(pair_key(node.content, text)):
                 continue
-            verdict = self._judge.judge(node.content, text, similarity)
+            verdict = self._judge.judge(utterance(node.content, node.metadata), said, similarity)
             if verdict.is_contradiction:
                 found.append(Conflict(node, float(similarity), verdict))
         return found

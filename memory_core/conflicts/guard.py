@@ -23,6 +23,8 @@ from memory_core.conflicts.items import ItemDraft, ReviewItem
 from memory_core.conflicts.judge import make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
+from memory_core.conflicts.review_filter import ScanProgress, change_key, worth_review
+from memory_core.conflicts.speakers import utterance
 from memory_core.conflicts.summaries import reissue_summaries
 from memory_core.conflicts.verdict import ContradictionJudge, Kind
 from memory_core.embedding.base import check_vectors, embed_checked
@@ -147,28 +149,41 @@ class ConflictGuard:
             self._last[session_id] = node.id
             return GuardResult(node, decisions)
 
-    def scan(self, session_id: str | None = None) -> list[ReviewItem]:
+    def scan(
+        self, session_id: str | None = None, *, progress: ScanProgress | None = None
+    ) -> list[ReviewItem]:
         """Queue every contradiction among stored active memories (of one session) for review.
 
         Nothing is resolved automatically: this is for memories written around the guard.
-        The older memory of each pair is the ``old`` side.
+        The older memory of each pair is the ``old`` side. Only what a person would review
+        is queued (see ``worth_review``): in a conversation, the user's statements against
+        each other, not the assistant's echoes and confirmations of them; one item per
+        change. ``progress(done, total)`` is called as memories are scanned, for a page's
+        progress bar.
         """
         queued: dict[str, ReviewItem] = {}
         seen: set[tuple[str, str]] = set()
+        changes: set[tuple[str, ...]] = set()
         nodes = [n for n in self.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
-        for node in nodes:
+        for done, node in enumerate(nodes, start=1):
             for conflict in self.detector.scan(node.id):
                 old, new = sorted((conflict.existing, node), key=lambda n: (n.created_at, n.id))
-                if (old.id, new.id) in seen:
+                if (old.id, new.id) in seen or not worth_review(old, new):
                     continue
                 seen.add((old.id, new.id))
                 verdict = conflict.verdict
                 if new is not node:  # judged the other way round: spans must name the sides
                     verdict = self.detector.judge.judge(
-                        old.content, new.content, conflict.similarity
+                        utterance(old.content, old.metadata),
+                        utterance(new.content, new.metadata),
+                        conflict.similarity,
                     )
                     if not verdict.is_contradiction:
                         continue
+                change = change_key(verdict)
+                if change in changes:
+                    continue  # the same change, said again in another pair of turns
+                changes.add(change)
                 item = self._enqueue(
                     Conflict(old, conflict.similarity, verdict),
                     new.id,
@@ -178,6 +193,8 @@ class ConflictGuard:
                     _user(new.metadata),
                 )
                 queued[item.id] = item
+            if progress is not None:
+                progress(done, len(nodes))
         return list(queued.values())
 
     # ------------------------------------------------------------------ internals

@@ -89,7 +89,8 @@ class NLIJudge:
 
     Args:
         margin: logits by which the model's "contradiction" must win, > 0.
-        **claim_options: options of :class:`ClaimJudge` (``threshold``, ``related_similarity``).
+        **claim_options: options of :class:`ClaimJudge` (``threshold``, ``related_similarity``,
+            ``embedder``, ``slots``).
 
     Raises:
         ConfigError: a bad option, or the ``nli`` extra is not installed.
@@ -97,7 +98,7 @@ class NLIJudge:
 
     __slots__ = ("_claims", "_margin")
 
-    def __init__(self, *, margin: float = DEFAULT_MARGIN, **claim_options: float) -> None:
+    def __init__(self, *, margin: float = DEFAULT_MARGIN, **claim_options: Any) -> None:
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not margin > 0:
             raise ConfigError("margin", margin, "a positive number of logits")
         self._claims = ClaimJudge(**claim_options)

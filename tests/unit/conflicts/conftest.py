@@ -25,7 +25,7 @@ def new_atlas(**config: Any) -> ElasticMemoryAtlas:
 def new_guard(atlas: ElasticMemoryAtlas | None = None, **policy: Any) -> ConflictGuard:
     return ConflictGuard(
         atlas if atlas is not None else new_atlas(),
-        make_judge(),
+        make_judge(slots=False),  # no MiniLM in unit tests: the slot layer has its own
         ResolutionPolicy(**policy),
         InMemoryReviewQueue(),
     )

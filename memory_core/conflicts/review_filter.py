@@ -1,0 +1,47 @@
+"""What a scan puts in front of a person: real changes, once each.
+
+A scan of a conversation finds many pairs that contradict on the surface and that nobody
+needs to settle: the assistant confirming what the user said ("Understood, a 5,000 euro
+cap"), then confirming the change ("Updated: cap of 6,000 euros"); a booking carried out
+after the plan changed; the same change stated again in a later turn. The user's own
+statements are the record a reviewer settles, so in a conversation (memories that name
+their speaker) a pair is queued only when one speaker, other than the assistant, said
+both sides: two people may disagree without either contradicting themselves, and an
+assistant's turn restates, confirms or acts on the user's. Memories without a speaker
+(facts written by an application) are all compared. Questions and acknowledgements state
+nothing and never reach here: the judge compares them only through the values they
+presuppose. A change seen once is not queued again from another pair of turns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memory_core.conflicts.speakers import ASSISTANT, speaker_of
+from memory_core.conflicts.verdict import Verdict
+from memory_core.engine.model import MemoryNode
+
+ScanProgress = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` while a scan runs (memories scanned so far)."""
+
+_TERM = re.compile(r"[0-9][0-9,.]*[0-9]|[0-9]|[^\W\d_]+")
+
+
+def worth_review(old: MemoryNode, new: MemoryNode) -> bool:
+    """Whether a contradicting pair is one a person would settle (see module doc)."""
+    left, right = speaker_of(old.metadata), speaker_of(new.metadata)
+    if left is None and right is None:
+        return True
+    return left == right and left is not None and left.lower() != ASSISTANT
+
+
+def change_key(verdict: Verdict) -> tuple[str, ...]:
+    """What changed, from what to what, normalised ("5,000 euro" = "5000 euros"), so one
+    change found in several pairs of turns is queued once."""
+    sides = []
+    for side in ("a", "b"):
+        text = " ".join(s.text for s in verdict.spans if s.side == side).lower()
+        terms = sorted({t.replace(",", "").rstrip("s") for t in _TERM.findall(text)})
+        sides.append(" ".join(terms))
+    return (verdict.kind, *sides) if any(sides) else (verdict.kind, verdict.reason)

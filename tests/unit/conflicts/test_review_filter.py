@@ -1,0 +1,71 @@
+"""What a scan queues: the user's own changes, once each, with progress; speakers stripped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_core import ElasticMemoryAtlas
+from memory_core.conflicts.guard import ConflictGuard
+from memory_core.conflicts.review_filter import change_key, worth_review
+from memory_core.conflicts.speakers import speaker_of, utterance
+from memory_core.conflicts.verdict import Span, Verdict
+
+USER = {"speaker": "user", "user_id": "ana"}
+ASSISTANT = {"speaker": "assistant", "user_id": "ana"}
+
+
+def said(atlas: ElasticMemoryAtlas, text: str, who: dict[str, str], tick: Any) -> str:
+    tick(atlas)
+    return atlas.add(f"{who['speaker']}: {text}", session_id="trip", metadata=who).id
+
+
+def test_the_speaker_prefix_is_not_part_of_the_claim() -> None:
+    assert utterance("assistant: Understood, a 5,000 cap.", ASSISTANT) == "Understood, a 5,000 cap."
+    assert utterance("Budget: 5,000.", None) == "Budget: 5,000."  # no speaker named
+    assert utterance("user: ", USER) == "user: "  # nothing left: kept whole
+    assert speaker_of({"speaker": "  "}) is None
+    assert speaker_of({"speaker": 3}) is None
+
+
+def test_only_one_non_assistant_speakers_pairs_are_worth_review(
+    atlas: ElasticMemoryAtlas, tick: Any
+) -> None:
+    user_a = atlas.get(said(atlas, "I live in Lyon.", USER, tick))
+    user_b = atlas.get(said(atlas, "I live in Porto.", USER, tick))
+    bot = atlas.get(said(atlas, "Noted, you live in Lyon.", ASSISTANT, tick))
+    other = atlas.get(said(atlas, "I live in Oslo.", {"speaker": "Caroline"}, tick))
+    plain = atlas.add("The budget is 5000 euros.", session_id="trip")
+    plain_b = atlas.add("The budget is 6000 euros.", session_id="trip")
+    assert worth_review(user_a, user_b)
+    assert not worth_review(user_a, bot)  # the assistant repeats or confirms the user
+    assert not worth_review(bot, bot)
+    assert not worth_review(user_a, other)  # two people may disagree
+    assert worth_review(plain, plain_b)  # application facts name no speaker
+
+
+def test_one_change_has_one_key_however_it_is_written() -> None:
+    def verdict(old: str, new: str) -> Verdict:
+        spans = (Span("a", 0, len(old), old), Span("b", 0, len(new), new))
+        return Verdict("contradiction", 0.8, "number changed", "value_change", spans)
+
+    assert change_key(verdict("5,000 euros", "6,000 euros")) == change_key(
+        verdict("5000 euro", "6000 Euros")
+    )
+    assert change_key(verdict("5,000 euros", "6,000 euros")) != change_key(
+        verdict("5,000 euros", "7,000 euros")
+    )
+
+
+def test_scan_queues_the_users_change_once_and_reports_progress(
+    atlas: ElasticMemoryAtlas, guard: ConflictGuard, tick: Any
+) -> None:
+    old = said(atlas, "The trip budget is 5,000 euros.", USER, tick)
+    said(atlas, "Understood, a trip budget of 5,000 euros.", ASSISTANT, tick)
+    new = said(atlas, "The trip budget is 6,000 euros now.", USER, tick)
+    said(atlas, "Updated: the trip budget is 6,000 euros.", ASSISTANT, tick)
+    said(atlas, "Thanks, that's everything.", USER, tick)
+    seen: list[tuple[int, int]] = []
+    items = guard.scan(progress=lambda done, total: seen.append((done, total)))
+    assert [(i.old_id, i.new_id) for i in items] == [(old, new)]
+    assert items[0].reason == "number changed: '5,000 euros' -> '6,000 euros'"
+    assert seen == [(i, 5) for i in range(1, 6)]
