@@ -117,6 +117,7 @@ def test_demo_preset_shows_forgetting_within_the_default_conversation() -> None:
     assert atlas.stats()["weight_min"] < 0.5  # some memories visibly faded
     while player.step() is not None:
         pass
+    assert forgotten_total(atlas.stats()) > 0  # the low-weight turns go during play
     held = len(atlas)
     clock.advance(8760 * 3600.0)  # the Live graph page's skip of a year
     atlas.decay()
