@@ -63,8 +63,7 @@ from memory_core.errors import AtlasError
 require_app_shell()
 
 RUN_KEY, SWEEP_KEY = "ab_run", "sweep_outcome"
-POLL_SECONDS = 1.0
-"""How often a page redraws a running job's progress (and never when none runs)."""
+POLL_SECONDS = 1.0  # how often a running job's progress is redrawn (never when none runs)
 SPECS = specs_by_field()
 SWEEP_DEFAULT = (
     "decay_strategy",

@@ -12,6 +12,7 @@ from memory_core.dashboard.conflict_view import (
     act,
     act_many,
     audit_rows,
+    automatic_supersedes,
     by_score,
     decision_lines,
     desk_for,
@@ -23,6 +24,7 @@ from memory_core.dashboard.conflict_view import (
     side_by_side,
     start_scan,
     undo,
+    undo_supersede,
     undoable,
     write,
 )
@@ -72,12 +74,29 @@ with st.expander("Write a memory through the conflict guard, or scan the atlas")
         written = st.form_submit_button("Write", disabled=write_blocked is not None)
     if written:
         try:
-            for line in decision_lines(
-                write(desk, writer, text, session_id=session, confidence=confidence)
-            ):
-                st.text(line)
+            st.session_state[K.WRITTEN] = write(
+                desk, writer, text, session_id=session, confidence=confidence
+            )
         except AtlasError as exc:
+            st.session_state.pop(K.WRITTEN, None)
             st.error(str(exc))
+    result = st.session_state.get(K.WRITTEN)
+    if result is not None:  # what the last write did stays on screen, with undo
+        for line in decision_lines(result):
+            st.text(line)
+        for n, decision in enumerate(automatic_supersedes(result)):
+            with st.container(border=True):
+                st.warning("Superseded automatically by this write (no review asked):")
+                st.text(decision.existing_text)
+                if st.button("Undo this supersede", key=f"undo_supersede_{n}"):
+                    try:
+                        undo_supersede(desk, writer, decision, result.node and result.node.id)
+                    except AtlasError as exc:
+                        st.error(str(exc))
+                    else:
+                        st.session_state.pop(K.WRITTEN, None)
+                        st.session_state[K.FLASH] = "The superseded memory is active again."
+                        st.rerun()
     scan_job = job_registry().latest(SCAN)
     scanning = scan_job is not None and scan_job.running
     if st.button(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from memory_core.conflicts.guard import ConflictGuard, GuardResult
+from memory_core.conflicts.guard import ConflictGuard, Decision, GuardResult
 from memory_core.conflicts.items import (
     AuditEntry,
     ItemFilter,
@@ -29,6 +29,7 @@ from memory_core.conflicts.items import (
     ReviewAction,
     ReviewItem,
 )
+from memory_core.conflicts.policy import Resolution
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review import ConflictReview
 from memory_core.dashboard.access import Action, Identity, require
@@ -38,7 +39,7 @@ from memory_core.dashboard.limits import memory_text, session_name
 from memory_core.dashboard.ui.identity import REVIEWER_KEY
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import to_datetime
-from memory_core.engine.model import MemoryEdge, MemoryNode
+from memory_core.engine.model import MemoryEdge, MemoryNode, MemoryStatus, Relation
 from memory_core.errors import InputError
 
 if TYPE_CHECKING:
@@ -74,6 +75,8 @@ class ConflictKeys:
     WRITE_SESSION = "conflict_write_session"
     WRITE_CONFIDENCE = "conflict_write_confidence"
     FLASH = "conflict_flash"
+    WRITTEN = "conflict_written"
+    """The guard's result of this session's last write: shown, with undo for supersedes."""
     LAST = "conflict_last_action"
     """(item id, audit entry id) of this session's last action: kept on screen."""
 
@@ -130,6 +133,29 @@ def scan(desk: ConflictDesk, identity: Identity) -> list[ReviewItem]:
     """Queue every contradiction in the atlas, as ``identity``."""
     require(identity, Action.WRITE)
     return desk.guard.scan()
+
+
+def automatic_supersedes(result: GuardResult) -> list[Decision]:
+    """The memories a write retired on its own (no reviewer asked), to show with undo."""
+    return [d for d in result.decisions if d.resolution is Resolution.SUPERSEDE]
+
+
+def undo_supersede(
+    desk: ConflictDesk, identity: Identity, decision: Decision, new_id: str | None
+) -> None:
+    """Put back a memory the guard superseded automatically, as ``identity``: active
+    again, and the ``supersedes``/``contradicts`` edges from the new memory set to
+    strength 0 (the atlas cannot delete one edge; the review page's undo does the same).
+    A summary the guard re-issued without it stays re-issued."""
+    require(identity, Action.WRITE)
+    atlas = desk.guard.atlas
+    with atlas.lock:
+        atlas.set_status(
+            decision.existing_id, MemoryStatus.ACTIVE, reason="automatic supersede undone"
+        )
+        if new_id is not None and new_id in atlas:
+            for relation in (Relation.SUPERSEDES, Relation.CONTRADICTS):
+                atlas.link(new_id, decision.existing_id, relation, 0.0)
 
 
 def start_scan(desk: ConflictDesk, identity: Identity, jobs: JobRegistry, actor: Actor) -> ScanJob:

@@ -41,8 +41,9 @@ _VIEWER_KEY = "_atlas_viewer_id"
 
 def viewer() -> Actor:
     """This browser session as the author of shared changes: a random id kept for the
-    session, and the signed-in or typed reviewer name when there is one."""
-    viewer_id = st.session_state.setdefault(_VIEWER_KEY, uuid.uuid4().hex[:12])
+    session (a reload is a new session), and the signed-in or typed reviewer name."""
+    st.session_state.setdefault(_VIEWER_KEY, uuid.uuid4().hex[:12])
+    viewer_id = str(st.session_state[_VIEWER_KEY])
     typed = st.session_state.get(REVIEWER_KEY) or st.session_state.get("reviewer_kept", "")
     who = current_identity(str(typed))
     return Actor(viewer_id, None if who.anonymous else who.name)

@@ -27,7 +27,7 @@ from memory_core.dashboard.conflict_view import (
     word_diff,
 )
 from memory_core.dashboard.jobs import SCAN
-from memory_core.dashboard.ui.shared import job_registry
+from memory_core.dashboard.ui.shared import job_registry, live_system
 from memory_core.errors import AccessDeniedError, InputError
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -287,3 +287,17 @@ def test_audit_rows_show_real_utc_beside_the_skipped_atlas_time() -> None:
     at = clock.now()
     assert clock.wall_time(at) == 1_750_000_000.0
     assert clock.wall_time(1_000.0) is None  # long before this clock started
+
+
+def test_an_automatic_supersede_is_shown_where_it_happened_with_undo(app: AppTest) -> None:
+    desk = desk_for(live_system().atlas, None)
+    write(app, "The budget is 5000 euros.")
+    old = next(n for n in desk.guard.atlas.nodes() if "5000" in n.content)
+    write(app, "The budget is now 6000 euros.", confidence=0.8)
+    assert any("Superseded automatically" in w.value for w in app.warning)
+    assert desk.guard.atlas.get(old.id).status.value == "superseded"
+    assert any(t.value == old.content for t in app.text)  # the retired memory, as text
+    next(b for b in app.button if b.label == "Undo this supersede").click().run()
+    assert not app.exception
+    assert desk.guard.atlas.get(old.id).status.value == "active"
+    assert any("active again" in s.value for s in app.success)
