@@ -17,7 +17,6 @@ from memory_core.dashboard.access import Action
 from memory_core.dashboard.background import BackgroundJob
 from memory_core.dashboard.conversations import conversation_files
 from memory_core.dashboard.demo import preset_description
-from memory_core.dashboard.demo import preset_description
 from memory_core.dashboard.eviction_view import eviction_forecast
 from memory_core.dashboard.jobs import AB_RUN, SWEEP, job_caption
 from memory_core.dashboard.live import embedder_from_env, embedder_name
@@ -89,7 +88,6 @@ def arm_form(label: str, default_preset: str) -> tuple[str, dict[str, Any]]:
     presets = list(PRESETS)
     st.session_state.setdefault(f"{label}_preset", default_preset)
     name = st.selectbox("Preset", presets, key=f"{label}_preset")
-    st.caption(preset_description(name))
     st.caption(preset_description(name))
     base = PRESETS[name]
     values: dict[str, Any] = {}
