@@ -3,19 +3,20 @@
 import streamlit as st
 
 from memory_core.dashboard.access import Action
-from memory_core.dashboard.conflict_view import desk_for
+from memory_core.dashboard.conflict_view import desk_for, undo_supersede
 from memory_core.dashboard.inspector import hits_table
 from memory_core.dashboard.playground import converse
 from memory_core.dashboard.rule_log import buffered, notes
 from memory_core.dashboard.state import Keys
 from memory_core.dashboard.ui.app_shell import require_app_shell
-from memory_core.dashboard.ui.identity import denied
+from memory_core.dashboard.ui.identity import current_identity, denied
 from memory_core.dashboard.ui.panels import graph_panel, legend
 from memory_core.dashboard.ui.shared import dashboard_state, live_system, viewer
 from memory_core.dashboard.ui.watch import follow_shared
 from memory_core.errors import AtlasError
 
 require_app_shell()
+SUPERSEDED = "playground_superseded"
 
 system = live_system()
 state = dashboard_state()
@@ -59,13 +60,35 @@ if prompt:
         state.hits = exchange.hits
         state.add_chat("user", prompt)
         state.add_chat("assistant", exchange.reply)
+        st.session_state[SUPERSEDED] = (exchange.stored, exchange.superseded)
         if remember:
             system.activity.record(
                 viewer(), f"wrote a message in session {state.playground_session}", "memories"
             )
 
+
+def superseded_panel() -> None:
+    """Memories the last message retired on its own, each with undo (the atlas is shared)."""
+    stored, decisions = st.session_state.get(SUPERSEDED, (None, ()))
+    for n, decision in enumerate(decisions):
+        with st.container(border=True):
+            st.warning("Your message superseded this memory automatically:")
+            st.text(decision.existing_text)
+            if st.button("Undo this supersede", key=f"playground_undo_{n}"):
+                try:
+                    desk = desk_for(system.atlas, system.recording.db)
+                    undo_supersede(desk, current_identity(), decision, stored and stored.id)
+                except AtlasError as exc:
+                    st.error(str(exc))
+                else:
+                    st.session_state.pop(SUPERSEDED, None)
+                    system.activity.record(viewer(), "undid an automatic supersede", "memories")
+                    st.rerun()
+
+
 chat_col, graph_col = st.columns([2, 3])
 with chat_col:
+    superseded_panel()
     if not state.chat:
         st.caption("No messages yet. Try: 'I prefer the train over flying' then 'how do I travel?'")
     for entry in state.chat[-20:]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from memory_core.agent.loop import Stored, TurnLoop
 from memory_core.agent.memory import AtlasMemory, GuardedMemory, TurnMemory
 from memory_core.agent.rules import Orchestrator
-from memory_core.dashboard.conflict_view import decision_lines
+from memory_core.dashboard.conflict_view import automatic_supersedes, decision_lines
 from memory_core.dashboard.graph_view import label
 from memory_core.dashboard.limits import memory_text, session_name
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -20,7 +20,7 @@ from memory_core.engine.model import MemoryNode, RetrievalHit
 from memory_core.errors import InputError
 
 if TYPE_CHECKING:
-    from memory_core.conflicts.guard import ConflictGuard, GuardResult
+    from memory_core.conflicts.guard import ConflictGuard, Decision, GuardResult
 
 MAX_TOP_K = 20
 
@@ -30,6 +30,8 @@ class Exchange:
     hits: list[RetrievalHit]
     stored: MemoryNode | None
     reply: str
+    superseded: tuple[Decision, ...] = ()
+    """Memories the guard retired on its own for this message (shown with undo)."""
 
 
 def converse(
@@ -75,6 +77,7 @@ def converse(
         turn.hits,
         result.node,
         _reply(turn.hits, result.node, said) + f"\nChecked by the conflict guard: {verdict}.",
+        tuple(automatic_supersedes(result)),
     )
 
 

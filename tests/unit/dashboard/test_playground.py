@@ -43,6 +43,8 @@ def test_writes_go_through_the_guard_and_say_so(atlas: ElasticMemoryAtlas) -> No
     assert old.stored is not None and new.stored is not None
     queued = guard.queue.count(view_filter())
     assert atlas.get(old.stored.id).status is MemoryStatus.SUPERSEDED or queued == 1
+    superseded = atlas.get(old.stored.id).status is MemoryStatus.SUPERSEDED
+    assert [d.existing_id for d in new.superseded] == ([old.stored.id] if superseded else [])
     asked = converse(atlas, "what is my travel budget?", session_id="play", remember=False)
     assert asked.hits[0].node.id == new.stored.id  # the stale budget no longer ranks first
 
