@@ -176,7 +176,9 @@ def rdb_storage(url: str, *, attempts: int = 5) -> optuna.storages.RDBStorage:
                 ) from exc
             time.sleep(0.2 * attempt)
         except Exception as exc:  # SQLAlchemy's URL/driver errors, translated at the boundary
-            raise InputError("storage", mask_secrets(f"cannot open {url!r}: {exc}")) from exc
+            cause = getattr(exc, "orig", None) or exc  # the driver's words, not SQLAlchemy's links
+            problem = " ".join(str(cause).split())
+            raise InputError("storage", mask_secrets(f"cannot open {url!r}: {problem}")) from exc
     raise AssertionError("unreachable")
 
 
