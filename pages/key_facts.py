@@ -81,8 +81,10 @@ def open_panel() -> None:
         try:
             found = open_upload(upload.name, upload.getvalue(), fmt)
         except SessionFormatError as exc:
+            st.session_state.pop(UPLOADED_KEY, None)  # an older upload's list is not this one's
             show_problems(exc)
         except AtlasError as exc:
+            st.session_state.pop(UPLOADED_KEY, None)
             st.error(f"Not opened: {exc}")
         else:
             if len(found) == 1:
