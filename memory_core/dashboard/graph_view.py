@@ -34,6 +34,8 @@ SIZE_OPTIONS: tuple[SizeBy, ...] = ("importance", "degree")
 DEFAULT_MAX_NODES = 150
 MAX_DRAWN_NODES = 1_000
 LABEL_CHARS = 28
+SHORT_LABEL_CHARS = 14
+"""A label cut to this many characters where the full one would overlap (hover shows all)."""
 TOOLTIP_CHARS = 600
 _PALETTE = np.array([unlabel_rgb(c) for c in sequential.Blues], dtype=float)
 COLOR_FLOOR = 0.2
@@ -295,9 +297,10 @@ def fitting_labels(
     nodes: Sequence[MemoryNode],
     positions: Mapping[str, tuple[float, float]],
     sizes: Mapping[str, float] | None = None,
-) -> set[str]:
-    """Ids whose label can be drawn without covering another memory or a stronger
-    memory's label: strongest first, each label a box under its node."""
+) -> dict[str, str]:
+    """The label each memory gets where one fits without covering another memory or a
+    stronger memory's label: strongest first, each label a box under its node; where
+    the full label does not fit, a ``SHORT_LABEL_CHARS`` one is tried."""
     sizes = sizes or {}
     Box = tuple[float, float, float, float]
 
@@ -310,15 +313,17 @@ def fitting_labels(
         for (x, y), r in [(positions[n.id], sizes.get(n.id, 10.0))]
     }
     placed: list[Box] = []
-    shown: set[str] = set()
+    shown: dict[str, str] = {}
     for node in sorted(nodes, key=lambda n: (-n.weight, n.id)):
         x, y = positions[node.id]
-        half = len(label(node.content)) * CHAR_PX / 2
         top = y + sizes.get(node.id, 10.0) + 2
-        box = (x - half, top, x + half, top + LABEL_PX)
-        if clear(box, placed) and clear(box, (b for i, b in shapes.items() if i != node.id)):
-            placed.append(box)
-            shown.add(node.id)
+        for text in dict.fromkeys((label(node.content), label(node.content, SHORT_LABEL_CHARS))):
+            half = len(text) * CHAR_PX / 2
+            box = (x - half, top, x + half, top + LABEL_PX)
+            if clear(box, placed) and clear(box, (b for i, b in shapes.items() if i != node.id)):
+                placed.append(box)
+                shown[node.id] = text
+                break
     return shown
 
 
@@ -399,8 +404,7 @@ def build_graph(
     labelled = fitting_labels(kept, positions, sizes)
     for node, color in zip(kept, colors, strict=True):
         attrs = _node_attrs(node, degree[node.id], size_by, color, highlight, notes.get(node.id))
-        if node.id not in labelled:
-            attrs["label"] = " "  # no room: hover or click shows the text
+        attrs["label"] = labelled.get(node.id, " ")  # no room: hover or click shows the text
         x, y = positions[node.id]
         net.add_node(node.id, x=x, y=y, **attrs)
     for e in drawn_edges:

@@ -169,7 +169,10 @@ def test_labels_only_where_they_fit(atlas: ElasticMemoryAtlas) -> None:
     c = atlas.add("a memory far away", session_id="s", importance=0.0)
     nodes = atlas.nodes()
     positions = {a.id: (0.0, 0.0), b.id: (30.0, 0.0), c.id: (400.0, 200.0)}
-    assert fitting_labels(nodes, positions) == {a.id, c.id}
+    assert fitting_labels(nodes, positions) == {
+        a.id: "the strongest memory of all",
+        c.id: "a memory far away",
+    }
 
 
 def test_legend_names_colours_sizes_shapes_and_each_relation_drawn(
