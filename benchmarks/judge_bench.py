@@ -1,6 +1,7 @@
 """``python -m benchmarks.judge_bench [--judge NAME]``: cost of the contradiction judge per pair.
 
-Every labelled pair of ``tests/data/conflict_pairs*.jsonl`` is judged once by one judge
+Every labelled pair of the development sets (``tests/data/conflict_pairs*.jsonl`` but the
+untouched ``*_test`` parts, which only the final evaluation reads) is judged once by one judge
 (built once and warmed up on a pair of its own, so loading a model is not counted); each
 pair is seen for the first time, as a write-path candidate is. The issue-#16 budget is
 5 ms per candidate pair on CPU. ``benchmarks.run`` can add it as a section:
@@ -25,9 +26,21 @@ BUDGET_MS = 5.0
 """Issue #16: at most this much judge time per candidate pair."""
 
 
+ADD_BUDGET_MS = 20.0
+"""Issue #27: an ``add`` with conflict checks on, p99."""
+SCAN_BUDGET_S = 30.0
+"""Issue #27: a full scan of a 1,000-memory atlas."""
+
+
+def pair_files(data: Path = DATA) -> list[Path]:
+    """The labelled sets a benchmark may read: never an untouched ``*_test`` part."""
+    return [p for p in sorted(data.glob("conflict_pairs*.jsonl")) if not p.stem.endswith("_test")]
+
+
 def judge_costs(judge: str = DEFAULT_JUDGE, data: Path = DATA) -> dict[str, Any]:
-    """Milliseconds per pair (mean, p50, p99, max) over every labelled set, pairs seen once."""
-    pairs = [p for path in sorted(data.glob("conflict_pairs*.jsonl")) for p in load_pairs(path)]
+    """Milliseconds per pair (mean, p50, p99, max) over the development sets, pairs seen once,
+    and (``guard``) what a write and a full scan cost in a 1,000-memory MiniLM atlas."""
+    pairs = [p for path in pair_files(data) for p in load_pairs(path)]
     instance = make_judge(judge)
     instance.judge("I live in Oslo, my warm-up city.", "Warm-up: I moved to Bergen.")
     times = []
@@ -45,6 +58,57 @@ def judge_costs(judge: str = DEFAULT_JUDGE, data: Path = DATA) -> dict[str, Any]
         "max_ms": round(float(ms.max()), 3),
         "budget_ms": BUDGET_MS,
         "within_budget": bool(np.percentile(ms, 99) <= BUDGET_MS),
+        "guard": guard_costs(data) if judge == DEFAULT_JUDGE else None,
+    }
+
+
+def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[str, Any]:
+    """A 1,000-memory MiniLM atlas of real sentences (the development sets' texts): one full
+    ``ConflictGuard.scan`` (wall and CPU seconds, progress reported), then ``adds`` writes
+    through ``ConflictGuard.add`` (ms p50/p99, wall and CPU). Each is measured with a fresh
+    guard, so the judge has read nothing before; the texts are embedded beforehand (the
+    atlas's own embedding cost is not the guard's)."""
+    from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
+    from memory_core.conflicts.guard import ConflictGuard
+    from memory_core.embedding.minilm import MiniLMEmbedder
+
+    texts = list(
+        dict.fromkeys(t for f in pair_files(data) for p in load_pairs(f) for t in (p.a, p.b))
+    )
+    texts = texts[: stored + adds]
+    embedder = MiniLMEmbedder()
+    vectors = embedder.embed(texts)
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(memory_watermark=1.0), embedder=embedder, clock=ManualClock(0.0)
+    )
+    for text, vector in zip(texts[:stored], vectors[:stored], strict=True):
+        atlas.add(text, session_id="bench", embedding=vector)
+    progress: list[int] = []
+    wall, cpu = time.perf_counter(), time.process_time()
+    queued = ConflictGuard(atlas).scan(progress=lambda done, total: progress.append(done))
+    scan_s, scan_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    guard = ConflictGuard(atlas)
+    walls, cpus = [], []
+    for text, vector in zip(texts[stored:], vectors[stored:], strict=True):
+        wall, cpu = time.perf_counter(), time.process_time()
+        guard.add(text, session_id="bench", embedding=vector)
+        walls.append((time.perf_counter() - wall) * 1000.0)
+        cpus.append((time.process_time() - cpu) * 1000.0)
+    return {
+        "memories": stored,
+        "scan_s": round(scan_s, 2),
+        "scan_cpu_s": round(scan_cpu, 2),
+        "scan_progress_calls": len(progress),
+        "scan_queued": len(queued),
+        "scan_budget_s": SCAN_BUDGET_S,
+        "adds": len(walls),
+        "add_p50_ms": round(float(np.percentile(walls, 50)), 2),
+        "add_p99_ms": round(float(np.percentile(walls, 99)), 2),
+        "add_cpu_p99_ms": round(float(np.percentile(cpus, 99)), 2),
+        "add_budget_ms": ADD_BUDGET_MS,
+        "within_budget": bool(
+            scan_s <= SCAN_BUDGET_S and np.percentile(walls, 99) <= ADD_BUDGET_MS
+        ),
     }
 
 

@@ -22,8 +22,10 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from memory_core.conflicts import vectors
 from memory_core.conflicts.claims import STOP, Claim, Value, claims, stem
@@ -68,8 +70,10 @@ SINGLE_VALUED = (
 """Attributes a person has one value of at a time, each as a few words that name it; a
 claim is about one when it has a word equal or near (token vectors) to one of them."""
 
-PARAPHRASE = 0.7
-"""Sentence cosine at which two claims of one slot say the same thing in other words."""
+PARAPHRASE = 0.8
+"""Sentence cosine at which two claims of one slot say the same thing in other words.
+MiniLM does not separate the two well: "vegetarian diet" / "meat-free diet" are 0.68 apart,
+"married" / "single" 0.67, "grandmother is alive" / "passed away" 0.76."""
 
 VALUE_SCORE = 0.8
 SLOT_SCORE = 0.7
@@ -140,6 +144,16 @@ class ClaimJudge:
                 embedder = MiniLMEmbedder()
             self._reader = SlotReader(embedder)
         return self._reader
+
+    def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Hand the judge embeddings the caller already has (the atlas's, by ``model``), so a
+        one-sentence memory costs no model run; a no-op without the slot layer or when
+        ``model`` is not the slot reader's."""
+        if not self._slots:
+            return
+        kept = [(t, v) for t, v in zip(texts, vectors, strict=True) if _first_person(t) == t]
+        if kept:
+            self._slot_reader().prime(model, [t for t, _ in kept], np.stack([v for _, v in kept]))
 
     def readings(self, a: str, b: str) -> dict[str, SlotReading]:
         """Slot readings of both texts and of each of their claims, in one model batch."""

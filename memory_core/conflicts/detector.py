@@ -149,6 +149,8 @@ class ConflictDetector:
                 else np.asarray(embedding, dtype=np.float32)
             )
             pairs = self._unfold(pairs, query, exclude)
+        if embedding is not None and utterance(text, metadata) == text:
+            self._prime([], text, np.asarray(embedding, dtype=np.float32))
         return self._judged(text, pairs, metadata)
 
     def scan(self, node_id: str) -> list[Conflict]:
@@ -172,6 +174,8 @@ class ConflictDetector:
         if any(n.kind is MemoryKind.SUMMARY for n, _ in near):
             query = self._atlas.embedding_of(node_id)
             near = self._unfold(near, query, frozenset({node_id}))
+        if utterance(node.content, node.metadata) == node.content:
+            self._prime([], node.content, self._atlas.embedding_of(node_id))
         return self._judged(node.content, near, node.metadata)
 
     def _unfold(
@@ -197,6 +201,24 @@ class ConflictDetector:
                     out[member] = (quoted, _cosine(query, self._atlas.embedding_of(member)))
         return list(out.values())
 
+    def _prime(
+        self, nodes: list[MemoryNode], text: str = "", vector: np.ndarray | None = None
+    ) -> None:
+        """Give a judge that reads sentence vectors (the claim judge's slot layer) the
+        embeddings the atlas already has of the texts it is about to read (the stored
+        memories', the write's), so they cost no model run twice."""
+        prime = getattr(self._judge, "prime", None)
+        if not callable(prime):
+            return
+        plain = [n for n in nodes if utterance(n.content, n.metadata) == n.content]
+        texts = [n.content for n in plain]
+        vectors = [self._atlas.embedding_of(n.id) for n in plain]
+        if vector is not None and text:
+            texts.append(text)
+            vectors.append(np.asarray(vector, dtype=np.float32))
+        if texts:
+            prime(self._atlas.embedder.name, texts, np.stack(vectors))
+
     def _judged(
         self,
         text: str,
@@ -204,6 +226,7 @@ class ConflictDetector:
         metadata: Mapping[str, Any] | None = None,
     ) -> list[Conflict]:
         said = utterance(text, metadata)  # the judge reads what was said, not who said it
+        self._prime([n for n, s in candidates if s >= self.config.min_similarity])
         found = []
         for node, similarity in candidates:
             if similarity < self.config.min_similarity:

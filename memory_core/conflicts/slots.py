@@ -133,6 +133,19 @@ class SlotReader:
             for t, r in zip(texts, found, strict=True)
         ]
 
+    def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Take vectors already computed by ``model`` (the atlas's embedder) for ``texts``,
+        so they cost no model run here; ignored unless ``model`` is this reader's model."""
+        if model != self.embedder.name:
+            return
+        with self._lock:
+            fresh = [(t, v) for t, v in zip(texts, vectors, strict=True) if t not in self._cache]
+        readings = [(t, self._reading(np.asarray(v, dtype=np.float32))) for t, v in fresh]
+        with self._lock:
+            self._cache.update(readings)
+            while len(self._cache) > self._capacity:
+                self._cache.popitem(last=False)
+
     def _reading(self, vector: np.ndarray) -> SlotReading:
         nearest = self._classifier.nearest_vector(vector)
         near = nearest.similarity >= MIN_SLOT_SIMILARITY and nearest.margin >= MIN_SLOT_MARGIN

@@ -23,7 +23,7 @@ MARKERS = {
     "seat": ("seat",),
     "relationship": ("married", "single", "girlfriend"),
 }
-DIM = 64
+DIM = 4096
 
 
 class SlotFakeEmbedder:
@@ -50,7 +50,7 @@ class SlotFakeEmbedder:
                 (i for i, words in enumerate(MARKERS.values()) if any(w in low for w in words)),
                 None,
             )
-            own = 8 + zlib.crc32(text.encode()) % (DIM - 8)
+            own = 8 + zlib.crc32(text.encode()) % (DIM - 8)  # wide: no two texts share one
             if axis is None:
                 vector[own] = 1.0
             else:
@@ -125,7 +125,7 @@ def test_the_reader_embeds_new_texts_once_in_one_batch() -> None:
     assert embedder.calls.count(["I'm a night owl.", "I'm married."]) == 1
     again = reader.read(["I'm a night owl.", "I'm married."])
     assert len(embedder.calls) == calls  # cached
-    assert again[1].slot == "relationship"
+    assert [r.slot for r in again] == ["sleep", "relationship"]
     reader.read(["I'm a night owl.", "I prefer a window seat."])
     assert embedder.calls[-1] == ["I prefer a window seat."]
 
@@ -162,3 +162,17 @@ def test_without_slots_no_model_is_loaded() -> None:
     verdict = ClaimJudge(embedder=embedder, slots=False).judge("I'm a night owl.", "I'm married.")
     assert embedder.calls == []
     assert verdict.label in ("compatible", "unrelated")
+
+
+def test_primed_vectors_cost_no_model_run() -> None:
+    embedder = SlotFakeEmbedder()
+    judge = ClaimJudge(embedder=embedder)
+    texts = ["I'm an early riser.", "I'm a night owl."]
+    vectors = SlotFakeEmbedder().embed(texts)
+    judge.prime("another-model", texts, vectors)  # not the reader's model: ignored
+    assert embedder.calls == []
+    judge.prime("slot-fake", texts, vectors)
+    calls = len(embedder.calls)  # the slot examples only
+    assert all(call != texts[:1] and call != texts[1:] for call in embedder.calls)
+    assert judge.judge(*texts).is_contradiction
+    assert len(embedder.calls) == calls  # both texts (one claim each) were primed
