@@ -23,7 +23,7 @@ import numpy as np
 
 from memory_core.context.extract import labels
 from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY
-from memory_core.context.extract.slots import ASSISTANT, NUMBER, SlotValue
+from memory_core.context.extract.slots import ASSISTANT, CHOICE, NUMBER, SlotValue
 from memory_core.context.extract.turn import EntityMention, TurnFacts
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import (
@@ -408,6 +408,8 @@ class _Step:
         existing = graph.active_for_slot(value.subject, slot)
         if existing is None:
             existing, slot, similarity = self._similar_slot(value)
+            if existing is None and value.kind == NUMBER and value.topic is None:
+                return  # a number on its own that changes nothing in force: not a constraint
             if existing is not None and similarity < settings.same_slot_similarity:
                 if self._key(value, slot) != existing.key:
                     self.pending(value, existing, similarity)
@@ -444,17 +446,23 @@ class _Step:
         return f"{value.subject}|{slot}|{neg}{normalise(amount)}"
 
     def _similar_slot(self, value: SlotValue) -> tuple[Node | None, str, float]:
-        """The active constraint whose slot is nearest to this value's (same subject, a
-        compatible kind), its slot and the similarity; a bare amount in a change ("make it
-        250") is for the subject's most recent amount."""
+        """The active constraint this value is for when its slot name is not one in force:
+        the same subject and a compatible kind (amounts and counts together, else the same
+        kind). A value naming no topic ("2 months", "make it 250") is for the most recent
+        such constraint; a bare number only for one of its magnitude ("we can go to 1400"
+        after 1,200, not after 2 rooms), else it is dropped. Otherwise the nearest slot name."""
         best: tuple[Node | None, str, float] = (None, value.slot, 0.0)
-        numeric = value.kind in NUMERIC
+        family = _family(value.kind)
         candidates = [
             (slot, node)
             for _, slot, node in self.graph.active_slots(value.subject)
-            if (node.attr("kind") in NUMERIC) == numeric
+            if _family(str(node.attr("kind"))) == family
         ]
-        if value.topic is None and numeric and self.facts.intent == labels.CHANGE and candidates:
+        if value.topic is None and value.kind != CHOICE and candidates:
+            if value.kind == NUMBER:
+                candidates = [c for c in candidates if _near_magnitude(value.number, c[1])]
+                if not candidates:
+                    return None, value.slot, 0.0
             slot, node = max(candidates, key=lambda c: c[1].recorded_at)
             return node, slot, 1.0
         for slot, node in candidates:
@@ -534,6 +542,19 @@ class _Step:
             if node.type is NodeType.GOAL:
                 self.ctx.goal_id = ident
             self.applied.restored.append(ident)
+
+
+def _family(kind: str) -> str:
+    return "numeric" if kind in NUMERIC else kind
+
+
+def _near_magnitude(number: float | None, node: Node) -> bool:
+    """Within a factor of two of the constraint's own number (a bare 1400 can change a
+    1,200 budget, not a party of 4)."""
+    other = node.attr("number")
+    if number is None or not isinstance(other, (int, float)) or other <= 0 or number <= 0:
+        return False
+    return 0.5 <= number / other <= 2.0
 
 
 def _named(graph: ContextGraph, topic: str) -> list[Node]:

@@ -152,7 +152,7 @@ def _slot_name(value: Value, topic: Token | None, *, copular: bool) -> str:
     if topic is None:
         return word
     phrase = _phrase(topic)
-    return phrase if copular else f"{phrase} {word}"
+    return phrase if copular or phrase.endswith(word) else f"{phrase} {word}"
 
 
 def _topic(span: Span, taken: set[int]) -> tuple[Token | None, bool]:
@@ -342,18 +342,13 @@ def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
         if (
             token.pos_ != "NUM"
             or token.i in taken
-            or (
-                token.ent_type_ in ("DATE", "TIME", "PERCENT", "ORDINAL", "MONEY", "CARDINAL")
-                and token.head.pos_ != "NOUN"
-            )
+            or token.ent_type_ in ("DATE", "TIME", "PERCENT", "ORDINAL", "MONEY")
         ):
             continue
         head = token.head
-        if head.pos_ != "NOUN" or head.i in taken:  # "the cap goes up to 200": the clause's noun
-            topic, _ = _topic(token.doc[token.i : token.i + 1], taken)
-            if topic is None or topic.pos_ != "NOUN":
-                continue
-            head = topic
+        if head.pos_ != "NOUN" or head.i in taken:  # "we can go to 1400": no noun of its own
+            found += _bare(token, taken, speaker)
+            continue
         number = _as_number(token.text)
         if number is None:
             continue
@@ -377,6 +372,32 @@ def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
             )
         )
     return found
+
+
+def _bare(token: Token, taken: set[int], speaker: str) -> list[SlotValue]:
+    """A number on its own ("we can go to 1400", "bump my budget to 1000"): the clause's
+    noun names the slot when there is one ("budget"), else none (``topic`` None: the graph
+    decides which value it changes, or drops it)."""
+    number = _as_number(token.text)
+    if number is None:
+        return []
+    topic, _ = _topic(token.doc[token.i : token.i + 1], taken)
+    noun = topic if topic is not None and topic.pos_ == "NOUN" else None
+    verb = _governing_verb(token)
+    return [
+        SlotValue(
+            subject=_subject(noun, verb, speaker, token.sent),
+            slot=_phrase(noun) if noun is not None else "number",
+            value=token.text,
+            kind=NUMBER,
+            number=number,
+            time_marker=_time_marker(token.sent, verb),
+            negated=_negated(verb, noun),
+            topic=_phrase(noun) if noun is not None else None,
+            start=token.idx,
+            end=token.idx + len(token.text),
+        )
+    ]
 
 
 def _as_number(text: str) -> float | None:
