@@ -22,12 +22,13 @@ _KEY_VALUE_PASSWORD = re.compile(r"(?P<head>\bpassword\s*=\s*)(?P<secret>[^\s&;'
 
 
 def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
-    """``value`` quoted for a message: at most ``limit`` characters of its text (control
-    characters escaped), with its full length when it was cut."""
+    """``value`` quoted for a message: its ``repr`` (control and invisible characters
+    escaped) cut to about ``limit`` characters, with the full length when it was cut."""
     text = value if isinstance(value, str) else repr(value)
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[: max(limit - 1, 1)]!r}… ({len(text):,} characters)"
+    quoted = repr(text)
+    if len(quoted) <= limit + 2:
+        return quoted
+    return f"{quoted[: max(limit, 2)]}…{quoted[0]} ({len(text):,} characters)"
 
 
 def mask_secrets(text: str) -> str:
