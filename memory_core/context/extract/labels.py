@@ -70,6 +70,13 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 OTHER = "other"
+PEOPLE_EXAMPLES: dict[str, tuple[str, ...]] = {
+    "person": ("colleague", "wife", "friend", "boss", "brother", "neighbour", "manager",
+               "roommate", "partner", "customer"),
+    "thing": ("hotel", "room", "flight", "plan", "order", "price", "car", "ticket", "budget",
+              "package", "company", "policy", "phone"),
+}  # fmt: skip
+"""Is the subject of a clause someone else (their value is not the user's) or a thing?"""
 COMMAND_EXAMPLES: dict[str, tuple[str, ...]] = {
     FORGET: ("forget", "disregard", "ignore", "scratch", "never mind", "delete"),
     CANCEL: ("cancel", "remove", "drop", "call off", "take off", "stop"),

@@ -41,6 +41,11 @@ NUMBER = "number"
 """The kind of a slot value that is a free choice, not a typed value."""
 USER, ASSISTANT = "user", "assistant"
 
+THIRD_PERSON = frozenset({"he", "him", "his", "she", "her", "hers", "they", "them", "their"})
+OTHER_PERSON = "someone else"
+MAYBE = "?"
+"""Prefix of a subject that may be a person ("co-worker has unlimited at $45") or a thing
+("the hotel costs 200"), decided by the people classifier in one batch."""
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
 LIGHT_VERBS = frozenset(
@@ -55,6 +60,7 @@ KIND_WORDS = {
 MARKERS = {"until": "until", "till": "until", "since": "since", "anymore": "used to",
            "now": "now", "currently": "now", "longer": "used to"}  # fmt: skip
 CHOICE_MIN_SIMILARITY = 0.5
+PERSON_MIN_SIMILARITY = 0.5
 MAX_CHOICES = 4
 """Most free-choice candidates read from one sentence."""
 MAX_CHOICE_TOKENS = 12
@@ -97,6 +103,7 @@ def slot_values(
     *,
     speaker: str = USER,
     namer: PrototypeClassifier | None = None,
+    people: PrototypeClassifier | None = None,
 ) -> list[SlotValue]:
     """The slot values of one text from its typed values and parse (``doc`` may be None,
     or cover only the start of a long text)."""
@@ -111,7 +118,30 @@ def slot_values(
     if doc is not None and namer is not None:
         taken = [(v.start, v.end) for v in values]
         found += _choices(doc, namer, speaker, taken)
-    return found
+    return _resolve_maybe(found, speaker, people)
+
+
+def _resolve_maybe(
+    found: list[SlotValue], speaker: str, people: PrototypeClassifier | None
+) -> list[SlotValue]:
+    """A bare noun as the subject is someone else when the classifier says it names a person
+    ("co-worker", "my sister"), else the value is the speaker's ("the hotel costs 200")."""
+    maybe = sorted({v.subject[1:] for v in found if v.subject.startswith(MAYBE)})
+    if not maybe:
+        return found
+    persons = set()
+    if people is not None:
+        persons = {
+            noun
+            for noun, near in zip(maybe, people.nearest_many(maybe), strict=True)
+            if near.label == "person" and near.similarity >= PERSON_MIN_SIMILARITY
+        }
+    return [
+        replace(v, subject=v.subject[1:] if v.subject[1:] in persons else _self(speaker))
+        if v.subject.startswith(MAYBE)
+        else v
+        for v in found
+    ]
 
 
 # -- typed values ----------------------------------------------------------------------
@@ -255,11 +285,16 @@ def _person(token: Token, speaker: str) -> str | None:
         return _other(speaker)
     if token.ent_type_ == "PERSON":
         return token.text
+    if lower in THIRD_PERSON:  # "his limit is 300": the person last named, else someone else
+        named = [e for e in token.doc.ents if e.label_ == "PERSON" and e.end <= token.i]
+        return named[-1].text if named else OTHER_PERSON
     owner = next((c for c in token.children if c.dep_ == "poss"), None)
     if owner is not None and token.pos_ == "NOUN":
         whose = _person(owner, speaker)
         if whose is not None:
             return f"{whose}'s {token.lemma_.lower()}"
+    if owner is None and token.pos_ == "NOUN" and token.dep_ in ("nsubj", "nsubjpass"):
+        return f"{MAYBE}{token.lemma_.lower()}"  # a person or a thing? ``slot_values`` asks
     return None
 
 

@@ -88,7 +88,16 @@ class Extractor:
         parser: ``text -> Doc`` (default: the shared English pipeline).
     """
 
-    __slots__ = ("_commands", "_goals", "_intents", "_namer", "_parse", "_parse_many", "embedder")
+    __slots__ = (
+        "_commands",
+        "_goals",
+        "_intents",
+        "_namer",
+        "_parse",
+        "_parse_many",
+        "_people",
+        "embedder",
+    )
 
     def __init__(
         self,
@@ -102,6 +111,7 @@ class Extractor:
         self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
         self._namer = PrototypeClassifier(embedder, labels.SLOT_EXAMPLES)
         self._commands = PrototypeClassifier(embedder, labels.COMMAND_EXAMPLES)
+        self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
         self._parse = parser or parse
         self._parse_many = parser_many or (
             parse_many if parser is None else lambda ts: (parser(t) for t in ts)
@@ -112,7 +122,12 @@ class Extractor:
         scanned = text[:MAX_SCAN_CHARS]
         doc = self._parse(clip(scanned)) if scanned.strip() else None
         return slot_values(
-            scanned, find_values(scanned, at), doc, speaker=speaker, namer=self._namer
+            scanned,
+            find_values(scanned, at),
+            doc,
+            speaker=speaker,
+            namer=self._namer,
+            people=self._people,
         )
 
     def extract(
@@ -165,7 +180,12 @@ class Extractor:
         goal = self._goals.nearest_vector(vector)
         scores = self._goals.best_per_label(vector)
         slots = slot_values(
-            scanned, find_values(scanned, at), doc, speaker=speaker, namer=self._namer
+            scanned,
+            find_values(scanned, at),
+            doc,
+            speaker=speaker,
+            namer=self._namer,
+            people=self._people,
         )
         return TurnFacts(
             text=text,
@@ -315,7 +335,7 @@ def forget_topic(doc: Doc, verb: Token | None = None) -> str | None:
         if obj.dep_ == "prep":  # "forget about the pool"
             obj = next((c for c in obj.children if c.dep_ == "pobj"), obj)
         words = [  # the object's own words, not a clause hanging off it
-            t.lemma_.lower()
+            t.lower_
             for t in obj.subtree
             if t.i <= obj.i
             and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM")
