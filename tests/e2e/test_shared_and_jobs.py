@@ -5,7 +5,7 @@ holds a conversation with a probe over the arms' text limit, small enough to be 
 the A/B page's default conversations:
 
 - every page at rest sends no full-page rerun; only the three pages showing the shared
-  live atlas keep their cheap watch (one fragment rerun per 3 s); the A/B page none;
+  live atlas keep their cheap watch (one fragment rerun per 10 s at rest); A/B none;
 - two browser contexts at once: one plays the demo, the other's Demo page follows it
   ("the demo plays in another session"), and a Playground message from the first shows
   up on the second's Live graph without a reload;
@@ -89,7 +89,7 @@ def test_pages_at_rest_do_not_rerun(served: tuple[str, str], browser: Browser) -
         assert all(full == 0 for full, _ in counts.values()), counts
         at_rest = {s: f for s, (_, f) in counts.items() if s not in SHARED_PAGES}
         assert set(at_rest.values()) == {0}, counts  # A/B tuning included
-        assert all(counts[s][1] <= 2 for s in SHARED_PAGES), counts  # one watch per 3 s
+        assert all(counts[s][1] <= 1 for s in SHARED_PAGES), counts  # one watch per 10 s
     finally:
         page.context.close()
 
@@ -143,6 +143,8 @@ def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Br
         expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=WAIT)
         failure = page.get_by_text("Left out: conversation huge-probe:", exact=False)
         expect(failure).to_contain_text(f"key fact {fact}")
+        failure.scroll_into_view_if_needed()
+        page.screenshot(path=str(ROOT / "artifacts" / "ab_tuning_job.png"))
         expect(page.get_by_role("button", name="Run A/B")).to_be_enabled()
         expect(page.get_by_role("button", name="Stop", exact=True)).to_be_disabled()
         # a 2-trial sweep
@@ -170,6 +172,8 @@ def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Br
             page.get_by_text(re.compile(r"The scan queued \d+ contradicting pairs"))
         ).to_be_visible(timeout=WAIT)
         expect(page.get_by_text("Started by another browser session; done.")).to_be_visible()
-        page.screenshot(path=str(ROOT / "artifacts" / "conflict_scan_job.png"), full_page=True)
+        page.get_by_test_id("stExpander").first.screenshot(
+            path=str(ROOT / "artifacts" / "conflict_scan_job.png")
+        )
     finally:
         page.context.close()

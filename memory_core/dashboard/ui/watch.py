@@ -2,32 +2,53 @@
 
 The live atlas, its demo player and its preset are one per server. A page showing them
 says so, names who changed them last, and keeps a small fragment that reads the live
-system's ``watch_key`` (a tuple of counters, no atlas read) every few seconds: when
-another session pressed Play, switched the preset or wrote a memory, the page reruns
-and draws the new state; otherwise the fragment only refreshes the "12 s ago" caption.
+system's ``watch_key`` (a tuple of counters, no atlas read): when another session
+pressed Play, switched the preset or wrote a memory, the page reruns and draws the new
+state; otherwise the fragment only refreshes the "12 s ago" caption. It reads every
+``WATCH_BUSY`` seconds while things change (a change in the last minute, or the demo
+playing) and every ``WATCH_QUIET`` seconds at rest, where each read still costs a
+fragment rerun (measured by ``benchmarks/idle_pages_bench.py``).
 """
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
+from memory_core.dashboard.demo import PlayerState
 from memory_core.dashboard.live import LiveSystem
 from memory_core.dashboard.ui.shared import viewer
 
-WATCH_EVERY = 3.0
-"""Seconds between two reads of the watch key (a few microseconds each)."""
-_SEEN = "_shared_watch_key"
+WATCH_BUSY = 2.0
+"""Seconds between two reads of the watch key while the shared atlas changes."""
+WATCH_QUIET = 10.0
+"""Seconds between two reads when nothing changed for ``BUSY_FOR`` seconds."""
+BUSY_FOR = 60.0
+_SEEN, _BUSY = "_shared_watch_key", "_shared_watch_busy"
+
+
+def busy(system: LiveSystem, now: float | None = None) -> bool:
+    """Whether the shared atlas is changing: the demo plays, or a change is recent."""
+    if system.player.status().state is PlayerState.PLAYING:
+        return True
+    last = system.activity.last
+    return last is not None and (now if now is not None else time.time()) - last.at < BUSY_FOR
 
 
 def follow_shared(system: LiveSystem) -> None:
     """Say the live atlas is shared and who changed it last; rerun when someone else does."""
     st.session_state[_SEEN] = system.watch_key()
-    st.fragment(_watch, run_every=WATCH_EVERY)(system, viewer().viewer)
+    st.session_state[_BUSY] = busy(system)
+    every = WATCH_BUSY if st.session_state[_BUSY] else WATCH_QUIET
+    st.fragment(_watch, run_every=every)(system, viewer().viewer)
 
 
 def _watch(system: LiveSystem, viewer_id: str) -> None:
     if system.watch_key() != st.session_state.get(_SEEN):
         st.rerun()  # the whole page: another session changed what it shows
+    if st.session_state.get(_BUSY) and not busy(system):
+        st.rerun()  # quiet again: one full run to slow the watch down
     st.caption(
         "Shared: every browser on this server sees and changes this live atlas. "
         + system.activity.describe(viewer_id)

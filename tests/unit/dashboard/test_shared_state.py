@@ -76,3 +76,21 @@ def test_another_sessions_play_is_named_on_the_demo_page(app: AppTest) -> None: 
     captions = " ".join(str(c.value) for c in app.caption)
     assert "Shared: every browser on this server" in captions
     assert "another browser session pressed Play" in captions
+
+
+def test_the_watch_is_busy_only_while_the_shared_atlas_changes() -> None:
+    from memory_core.dashboard.live import LiveSystem
+    from memory_core.dashboard.ui.watch import BUSY_FOR, busy
+    from memory_core.testing import HashingEmbedder
+
+    system = LiveSystem(embedder=HashingEmbedder(64))
+    try:
+        assert not busy(system)  # nothing happened yet: the slow watch
+        change = system.activity.record(Actor("v1"), "wrote a message", "memories")
+        assert busy(system, now=change.at + 1)
+        assert not busy(system, now=change.at + BUSY_FOR + 1)
+        before = system.watch_key()
+        system.activity.record(Actor("v2"), "switched the preset to tuned", "preset")
+        assert system.watch_key() != before
+    finally:
+        system.close()
