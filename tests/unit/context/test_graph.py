@@ -28,18 +28,26 @@ DAY = 1_721_563_200.0
 
 
 class SlotNames:
-    """A fake embedder for slot names: a fixed vector per name, so similarities are chosen."""
+    """A fake embedder for slot names: chosen similarities for three names; any other name
+    gets a seeded random direction away from them (cosine with another name near 0)."""
 
     name = "slot-names"
-    dim = 3
+    dim = 64
     VECTORS: ClassVar[dict[str, list[float]]] = {
-        "hotel budget": [1.0, 0.0, 0.0],
-        "hotel limit": [0.95, np.sqrt(1 - 0.95**2), 0.0],  # 0.95: the same slot
-        "room budget": [0.7, np.sqrt(1 - 0.7**2), 0.0],  # 0.7: unsure
+        "hotel budget": [1.0, 0.0],
+        "hotel limit": [0.95, float(np.sqrt(1 - 0.95**2))],  # 0.95: the same slot
+        "room budget": [0.7, float(np.sqrt(1 - 0.7**2))],  # 0.7: unsure
     }
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.array([self.VECTORS.get(t, [0.0, 0.0, 1.0]) for t in texts], np.float32)
+        rows = np.zeros((len(texts), self.dim), np.float32)
+        for row, text in zip(rows, texts, strict=True):
+            known = self.VECTORS.get(text)
+            if known is not None:
+                row[:2] = known
+            else:
+                row[2:] = np.random.default_rng(sum(map(ord, text))).normal(size=self.dim - 2)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def money(slot: str, number: float, text: str, *, subject: str = "user", **kw: object) -> SlotValue:
@@ -226,3 +234,41 @@ def test_health_fires_above_the_constraint_limit() -> None:
     assert not ctx.observe(facts(slots=slots[:2]), turn=0).health.fired  # type: ignore[union-attr]
     health = ctx.observe(facts(slots=slots[2:]), turn=1).health
     assert health is not None and health.fired and "3 constraints" in health.reason
+
+
+def test_a_value_naming_no_topic_changes_the_latest_of_its_kind(ctx: TaskContext) -> None:
+    freeze = SlotValue(
+        "user", "freeze duration", "3 months", "duration", 3.0, "month", topic="freeze"
+    )
+    ctx.observe(facts(slots=[freeze]), turn=0)
+    applied = ctx.observe(
+        facts(
+            "change", slots=[SlotValue("user", "duration", "2 months", "duration", 2.0, "month")]
+        ),
+        turn=1,
+    )
+    assert len(applied.conflicts) == 1
+    assert [n.attr("value") for n in active_constraints(ctx.graph)] == ["2 months"]
+
+
+def test_a_bare_number_changes_only_a_value_of_its_magnitude(ctx: TaskContext) -> None:
+    rooms = SlotValue("user", "room", "2 rooms", "number", 2.0, topic="room")
+    ctx.observe(facts(slots=[rooms, money("flat budget", 1200, "1,200 EUR")]), turn=0)
+    bare = SlotValue("user", "number", "1400", "number", 1400.0)
+    assert ctx.observe(facts(slots=[bare]), turn=1).conflicts
+    assert sorted(str(n.attr("value")) for n in active_constraints(ctx.graph)) == [
+        "1400",
+        "2 rooms",
+    ]
+    nothing = ctx.observe(facts(slots=[SlotValue("user", "number", "7", "number", 7.0)]), turn=2)
+    assert nothing.added == [] and nothing.conflicts == []
+
+
+def test_cancelling_a_named_thing_keeps_the_goal(ctx: TaskContext) -> None:
+    addon = SlotValue("user", "plan", "sports add-on")
+    ctx.observe(facts(goal="change subscription", slots=[addon]), turn=0)
+    goal = ctx.goal_id
+    cancelled = TurnFacts("", "user", DAY, "cancel", 1.0, None, 0.0, cancel_topic="sports add-on")
+    applied = ctx.observe(cancelled, turn=1)
+    assert applied.deprecated and active_constraints(ctx.graph) == []
+    assert ctx.goal_id == goal and goal is not None and ctx.graph.node(goal).active
