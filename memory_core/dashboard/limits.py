@@ -34,8 +34,8 @@ def memory_text(value: object, field: str) -> str:
     if len(text) > limit:
         raise InputError(
             field,
-            f"{excerpt(text)} is too long; at most {limit:,} characters "
-            "(the engine's max_content_chars)",
+            f"has {len(text):,} characters; at most {limit:,} allowed (the engine's "
+            f"max_content_chars); it starts {excerpt(text[:30])}",
         )
     return text
 

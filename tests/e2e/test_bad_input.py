@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import streamlit_server
+from .conftest import ROOT, streamlit_server
 from .test_pages import open_page, shoot, wait_ready
 
 pytestmark = pytest.mark.e2e
@@ -161,9 +161,28 @@ def test_typed_values_follow_the_engines_limits(bad_server: tuple[str, Path], pa
     box.fill(long_text)
     box.press("Enter")
     wait_ready(page)
-    message = error_text(page, "at most 8,000 characters")
+    message = error_text(page, "at most 8,000 allowed")
     assert "100,000 characters" in message and len(message) < 300
     assert_clean(page)
+
+    # Mark key facts: a 100,000-character probe is refused on accept, nothing marked
+    open_page(page, base, "key_facts")
+    page.get_by_text("Upload a file", exact=True).click()
+    wait_ready(page)
+    upload(page, "trip.json", (ROOT / "sample_sessions" / "trip-approval.json").read_bytes())
+    page.get_by_role("button", name="Open upload").click()
+    expect(page.get_by_text("Candidate key facts")).to_be_visible(timeout=60_000)
+    wait_ready(page)
+    page.get_by_role("textbox", name="Probe question").fill(long_text)
+    page.get_by_role("button", name="Accept as key fact").click()
+    wait_ready(page)
+    error_text(page, "1 problem(s); nothing was opened or saved")
+    expect(page.get_by_text(re.compile(r"^Marked k"))).to_have_count(0)
+    assert_clean(page)
+    page.get_by_text("1 problem(s); nothing was opened or saved").first.evaluate(
+        "e => e.scrollIntoView({block: 'center'})"
+    )
+    shoot(page, "bad_input_key_facts_probe")
 
     # Conflict review: the same session rule; the refused name is listed nowhere
     open_page(page, base, "conflict_review")
