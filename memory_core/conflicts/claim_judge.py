@@ -70,6 +70,10 @@ SINGLE_VALUED = (
 """Attributes a person has one value of at a time, each as a few words that name it; a
 claim is about one when it has a word equal or near (token vectors) to one of them."""
 
+SLOT_CANDIDATE = 0.35
+"""Texts' cosine from which the slot layer reads their pieces (a model run per new piece):
+below it the claims are compared on their surface only. Opposite values of one attribute
+sit well above it ("married" / "single" 0.67, "bike to work" / "drive to the office" 0.56)."""
 PARAPHRASE = 0.8
 """Sentence cosine at which two claims of one slot say the same thing in other words.
 MiniLM does not separate the two well: "vegetarian diet" / "meat-free diet" are 0.68 apart,
@@ -178,9 +182,12 @@ class ClaimJudge:
         if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         old, new = claims(a), claims(b)
-        readings = self.readings(a, b) if self._slots else {}
-        if similarity is None and readings:
-            similarity = float(readings[a].vector @ readings[b].vector)
+        readings: dict[str, SlotReading] = {}
+        if self._slots and similarity is None:  # the texts' cosine, from their vectors
+            whole = self._slot_reader().read([_first_person(a), _first_person(b)])
+            similarity = float(whole[0].vector @ whole[1].vector)
+        if self._slots and similarity is not None and similarity >= SLOT_CANDIDATE:
+            readings = self.readings(a, b)  # the model reads pieces of candidate pairs only
         # a correction cue covers the whole newer text when it is short ("I got the name
         # wrong. It's Helen."), only its own piece in a longer one
         corrects = len(new) <= SHORT_TEXT and any(c.corrects for c in new)
@@ -189,7 +196,7 @@ class ClaimJudge:
         best = max(findings, key=lambda f: f.score, default=None)
         if best is not None and best.score >= self._threshold:
             return Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
-        if similarity is None:
+        if similarity is None:  # no cosine given, no slot layer to compute one
             related = _related_texts(old, new)
         else:  # a word in common is a topic in common only when the sentences agree it is
             related = similarity >= self._related_similarity or (
