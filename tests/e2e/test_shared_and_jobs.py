@@ -156,8 +156,11 @@ def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Br
         expect(page.get_by_text(re.compile(r"of 2 trials"))).to_be_visible(timeout=WAIT)
         page.reload()
         page.wait_for_selector("h1", timeout=WAIT)
+        # drawn in the sweep tab, whichever tab the finished job's rerun leaves open
+        expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_attached(timeout=WAIT)
+        wait_ready(page)
         page.get_by_role("tab", name="Optuna sweep").click()
-        expect(page.get_by_text(re.compile(r"2 of 2 trials"))).to_be_visible(timeout=WAIT)
+        expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_visible(timeout=WAIT)
         expect(page.get_by_role("button", name="Export trial as TOML")).to_be_visible(timeout=WAIT)
         expect(page.get_by_role("button", name="Run sweep")).to_be_enabled()
         # a conflict scan
@@ -167,6 +170,7 @@ def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Br
         expect(page.get_by_text("Started by you", exact=False)).to_be_visible(timeout=WAIT)
         page.reload()
         page.wait_for_selector("h1", timeout=WAIT)
+        wait_ready(page)
         page.get_by_text("Write a memory through the conflict guard").click()
         expect(
             page.get_by_text(re.compile(r"The scan queued \d+ contradicting pairs"))
