@@ -26,7 +26,9 @@ LIVE_P99_TARGET_MS = 15.0
 LIVE_TURNS = 300
 
 
-def context_costs(data: Path = DEFAULT_DATA, live_turns: int = LIVE_TURNS) -> dict[str, Any] | None:
+def context_costs(
+    data: Path = DEFAULT_DATA, live_turns: int = LIVE_TURNS, max_turns: int | None = None
+) -> dict[str, Any] | None:
     """Milliseconds per turn (wall and this process's CPU), batched and live; None without
     the dev split."""
     conversations = load_conversations(data)
@@ -42,9 +44,9 @@ def context_costs(data: Path = DEFAULT_DATA, live_turns: int = LIVE_TURNS) -> di
     extractor = Extractor(make_embedder("minilm"))
     extractor.extract("warm up the classifiers: my budget is 200 EUR")
     per_conversation = [
-        [TurnInput(t.id, t.speaker, t.text, t.at) for s in c.sessions for t in s.turns]
+        [TurnInput(t.id, t.speaker, t.text, t.at) for s in c.sessions for t in s.turns][:max_turns]
         for c in conversations
-    ]
+    ]  # max_turns: the first turns of each conversation (a quick run), else all
     turns = sum(len(t) for t in per_conversation)
     wall, cpu = time.perf_counter(), time.process_time()
     nodes = 0
@@ -88,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev folder")
     parser.add_argument("--live-turns", type=int, default=LIVE_TURNS)
+    parser.add_argument("--max-turns", type=int, default=None, help="per conversation")
     args = parser.parse_args(argv)
-    costs = context_costs(args.data, args.live_turns)
+    costs = context_costs(args.data, args.live_turns, args.max_turns)
     if costs is None:
         print(f"skipped: no LoCoMo dev split at {args.data}")
         return 0

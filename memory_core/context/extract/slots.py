@@ -449,19 +449,12 @@ def _choices(
     """Clauses that set an attribute without a typed value ("switch it to SF Express",
     "I'd like a window seat"): each verb's object phrase, named by the nearest labelled
     attribute example when it is close enough. Questions set nothing."""
-    candidates: list[tuple[Span, Token]] = []
-    for sentence in doc.sents:
-        if _is_question(sentence):
-            continue
-        for verb, obj in _object_phrases(sentence):
-            overlaps = any(obj.start_char < e and s < obj.end_char for s, e in taken)
-            if obj.root.pos_ not in ("PRON", "DET") and not overlaps:
-                candidates.append((obj, verb))
+    candidates = choice_candidates(doc, taken)
     if not candidates:
         return []
-    texts = [f"{verb.lemma_} {obj.text}" for obj, verb in candidates]
+    texts = [text for _, _, text in candidates]
     found = []
-    for (obj, verb), near in zip(candidates, namer.nearest_many(texts), strict=True):
+    for (obj, verb, _), near in zip(candidates, namer.nearest_many(texts), strict=True):
         if near.similarity < CHOICE_MIN_SIMILARITY:
             continue
         found.append(
@@ -477,6 +470,21 @@ def _choices(
                 end=obj.end_char,
             )
         )
+    return found
+
+
+def choice_candidates(doc: Doc, taken: Sequence[tuple[int, int]]) -> list[tuple[Span, Token, str]]:
+    """The object phrases that may be free choices, their verbs and the text the attribute
+    namer classifies ("switch SF Express, cash on delivery"); also used to embed a
+    replay's candidates in one call before extraction."""
+    found = []
+    for sentence in doc.sents:
+        if _is_question(sentence):
+            continue
+        for verb, obj in _object_phrases(sentence):
+            overlaps = any(obj.start_char < e and s < obj.end_char for s, e in taken)
+            if obj.root.pos_ not in ("PRON", "DET") and not overlaps:
+                found.append((obj, verb, f"{verb.lemma_} {obj.text}"))
     return found
 
 

@@ -18,7 +18,13 @@ import numpy as np
 from memory_core.context.extract import labels
 from memory_core.context.extract.parse import MAX_PARSE_CHARS, clip, parse, parse_many
 from memory_core.context.extract.patterns import IDENTIFIER, find_values
-from memory_core.context.extract.slots import FIRST_PERSON, USER, SlotValue, slot_values
+from memory_core.context.extract.slots import (
+    FIRST_PERSON,
+    USER,
+    SlotValue,
+    choice_candidates,
+    slot_values,
+)
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier
 
@@ -92,6 +98,7 @@ class Extractor:
         "_commands",
         "_goals",
         "_intents",
+        "_memo",
         "_namer",
         "_parse",
         "_parse_many",
@@ -109,8 +116,9 @@ class Extractor:
         self.embedder = embedder
         self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
         self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
-        self._namer = PrototypeClassifier(embedder, labels.SLOT_EXAMPLES)
-        self._commands = PrototypeClassifier(embedder, labels.COMMAND_EXAMPLES)
+        self._memo = _Memo(embedder)  # candidate phrases: one embedding call per replay
+        self._namer = PrototypeClassifier(self._memo, labels.SLOT_EXAMPLES)
+        self._commands = PrototypeClassifier(self._memo, labels.COMMAND_EXAMPLES)
         self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
         self._parse = parser or parse
         self._parse_many = parser_many or (
@@ -156,6 +164,13 @@ class Extractor:
             embed_checked(self.embedder, [clip(scanned[i]) for i in live])
             if live
             else np.zeros((0, 1), np.float32)
+        )
+        self._memo.prime(
+            [
+                text
+                for row, i in enumerate(live)
+                for text in _candidate_texts(docs[row], scanned[i], turns[i][2])
+            ]
         )
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
@@ -207,23 +222,7 @@ class Extractor:
         """An imperative clause inside a longer turn ("nvm forget the candle thing, she'll
         hate it"): its verb classified alone (forget, cancel or another action), so the
         rest of the turn does not dilute it; None when no verb is clearly one of them."""
-        clauses = []
-        for verb in doc:
-            obj = next(
-                (
-                    c
-                    for c in verb.children
-                    if c.dep_ == "dobj" or (c.dep_ == "prep" and c.lower_ == "about")
-                ),
-                None,
-            )
-            told = any(
-                c.dep_ == "aux" or (c.dep_ == "nsubj" and c.pos_ == "PRON") for c in verb.children
-            )
-            if verb.tag_ in ("VB", "VBP") and obj is not None and not told and obj.i > verb.i:
-                particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
-                clauses.append((verb, f"{verb.lemma_.lower()} {particle}".strip()))
-        clauses = clauses[:MAX_COMMANDS]
+        clauses = command_clauses(doc)
         if not clauses:
             return None, None
         spans = [text for _, text in clauses]
@@ -234,6 +233,75 @@ class Extractor:
             ):
                 best = (near, verb)
         return best
+
+
+def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
+    """Imperative verbs with an object ("forget the pool", "take the add-on off") and the
+    text their action is classified by: the verb and its particle, without the object."""
+    clauses = []
+    for verb in doc:
+        obj = next(
+            (
+                c
+                for c in verb.children
+                if c.dep_ == "dobj" or (c.dep_ == "prep" and c.lower_ == "about")
+            ),
+            None,
+        )
+        told = any(
+            c.dep_ == "aux" or (c.dep_ == "nsubj" and c.pos_ == "PRON") for c in verb.children
+        )
+        if verb.tag_ in ("VB", "VBP") and obj is not None and not told and obj.i > verb.i:
+            particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
+            clauses.append((verb, f"{verb.lemma_.lower()} {particle}".strip()))
+    return clauses[:MAX_COMMANDS]
+
+
+class _Memo:
+    """The extractor's embedder with a bounded memory of texts already embedded, so a
+    replay embeds every turn's candidate phrases in one call (``prime``) and the
+    classifiers then find them."""
+
+    __slots__ = ("_inner", "_seen")
+
+    LIMIT = 20_000
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self._seen: dict[str, np.ndarray] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def prime(self, texts: Sequence[str]) -> None:
+        missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        if not missing:
+            return
+        if len(self._seen) + len(missing) > self.LIMIT:
+            self._seen.clear()
+        for text, vector in zip(missing, embed_checked(self._inner, missing), strict=True):
+            self._seen[text] = vector
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in texts if t not in self._seen]
+        if missing:
+            self.prime(missing)
+        try:
+            return np.stack([self._seen[t] for t in texts])
+        except KeyError:  # the memory was cleared while priming: embed these directly
+            return embed_checked(self._inner, list(texts))
+
+
+def _candidate_texts(doc: Doc, scanned: str, at: float | None) -> list[str]:
+    taken = [(v.start, v.end) for v in find_values(scanned, at)]
+    return [text for _, _, text in choice_candidates(doc, taken)] + [
+        text for _, text in command_clauses(doc)
+    ]
 
 
 def _is_goal(goal: Nearest) -> bool:
