@@ -170,6 +170,7 @@ class DemoPlayer:
         speed: float = DEFAULT_SPEED,
         time_scale: float = DEFAULT_TIME_SCALE,
         on_error: Callable[[BaseException], None] | None = None,
+        on_purge: Callable[[frozenset[str]], None] | None = None,
     ) -> None:
         self._atlas = atlas
         self.rules = Orchestrator(atlas)
@@ -190,6 +191,8 @@ class DemoPlayer:
         self._error: str | None = None
         self._thread: threading.Thread | None = None
         self._on_error = on_error
+        self._on_purge = on_purge
+        """Told which sessions a replay starting over removed (the live buffer drops them)."""
 
     # -- control -------------------------------------------------------------------
     def load(self, conversation: Conversation | str | Path) -> None:
@@ -351,11 +354,14 @@ class DemoPlayer:
         conv = self._conversation
         if conv is None:
             return
-        for session in conv.sessions:
+        ids = frozenset(demo_session_id(conv, session.id) for session in conv.sessions)
+        for session_id in ids:
             try:
-                self._atlas.end_session(demo_session_id(conv, session.id), mode="purge")
+                self._atlas.end_session(session_id, mode="purge")
             except NotFoundError:
                 continue
+        if self._on_purge is not None:
+            self._on_purge(ids)
 
     def _stop_thread(self) -> None:
         with self._cond:

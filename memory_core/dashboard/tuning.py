@@ -206,7 +206,7 @@ def check_conversation(conversation: Conversation, configs: Sequence[AtlasConfig
     a replay would otherwise fail halfway with only the engine's field name."""
     limit = min(c.max_content_chars for c in configs)
     for fact in conversation.key_facts:
-        check.content(fact.probe, limit, f"key fact {fact.id} ({fact.fact[:60]!r}): probe")
+        check.content(fact.probe, limit, f"key fact {fact.id} (“{_clip(fact.fact, 60)}”): probe")
     for session in conversation.sessions:
         for turn in session.turns:
             check.content(turn.text, limit, f"session {session.id}, turn {turn.id}: text")

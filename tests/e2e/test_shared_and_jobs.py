@@ -143,6 +143,7 @@ def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Br
         expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=WAIT)
         failure = page.get_by_text("Left out: conversation huge-probe:", exact=False)
         expect(failure).to_contain_text(f"key fact {fact}")
+        wait_ready(page)
         failure.scroll_into_view_if_needed()
         page.screenshot(path=str(ROOT / "artifacts" / "ab_tuning_job.png"))
         expect(page.get_by_role("button", name="Run A/B")).to_be_enabled()
