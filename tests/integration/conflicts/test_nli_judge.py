@@ -29,10 +29,12 @@ def judge() -> ContradictionJudge:
     ],
 )
 def test_finds_what_the_claim_judge_cannot(judge: ContradictionJudge, a: str, b: str) -> None:
-    assert not ClaimJudge().judge(a, b).is_contradiction
+    assert not ClaimJudge(slots=False).judge(a, b).is_contradiction
     verdict = judge.judge(a, b)
-    assert verdict.is_contradiction and verdict.score > 0.9
-    assert "NLI" in verdict.reason
+    assert verdict.is_contradiction
+    # the claim judge's slot layer now reads the Corolla / Tesla pair itself (vehicle slot)
+    by_model = "NLI" in verdict.reason and verdict.score > 0.9
+    assert by_model or verdict.reason.startswith("vehicle changed"), verdict.reason
 
 
 @pytest.mark.parametrize(
