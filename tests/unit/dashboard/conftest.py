@@ -29,3 +29,41 @@ def system() -> Iterator[LiveSystem]:
     live = LiveSystem(embedder=HashingEmbedder(), clock=FastForwardClock(ManualClock(START)))
     yield live
     live.close()
+
+
+@pytest.fixture
+def topics() -> list[str]:
+    """Thirty topics that share no template: lines differing only in numbers would form
+    one family and fold (issue #25), which tests of drawing caps must not trigger."""
+    return [
+        "trains",
+        "hotels",
+        "violins",
+        "gardening",
+        "taxes",
+        "chess",
+        "sailing",
+        "pottery",
+        "cheese",
+        "glaciers",
+        "tennis",
+        "volcanoes",
+        "knitting",
+        "opera",
+        "cacti",
+        "bridges",
+        "comets",
+        "poetry",
+        "saddles",
+        "lighthouses",
+        "mushrooms",
+        "tango",
+        "beekeeping",
+        "origami",
+        "falconry",
+        "sushi",
+        "canoes",
+        "orchids",
+        "telescopes",
+        "jazz",
+    ]

@@ -66,10 +66,12 @@ def test_tooltips_are_plain_text_even_with_href(atlas: ElasticMemoryAtlas) -> No
     assert "&lt;" not in title
 
 
-def test_cap_keeps_the_strongest_and_says_how_many_are_hidden(atlas: ElasticMemoryAtlas) -> None:
+def test_cap_keeps_the_strongest_and_says_how_many_are_hidden(
+    atlas: ElasticMemoryAtlas, topics: list[str]
+) -> None:
     nodes = [
-        atlas.add(f"memory {i} about topic {i}", session_id="s1", importance=i / 10)
-        for i in range(10)
+        atlas.add(f"a memory about {topic}", session_id="s1", importance=i / 10)
+        for i, topic in enumerate(topics[:10])
     ]
     view = view_of(atlas, max_nodes=3)
     strongest = sorted(atlas.nodes(), key=lambda n: -n.weight)[:3]

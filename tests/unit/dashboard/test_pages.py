@@ -122,9 +122,9 @@ def test_sidebar_filters_change_the_graph(app: AppTest) -> None:
     assert any("No memory matches" in str(i.value) for i in app.info)
 
 
-def test_live_graph_caps_drawn_nodes(app: AppTest) -> None:
+def test_live_graph_caps_drawn_nodes(app: AppTest, topics: list[str]) -> None:
     go(app, "pages/live_graph.py")
-    shared().atlas.add_many([f"fact number {i} about topic {i}" for i in range(25)], session_id="s")
+    shared().atlas.add_many([f"a fact about {topic}" for topic in topics[:25]], session_id="s")
     app.slider(key="graph_max_nodes").set_value(10).run()
     assert "15 weaker memories are hidden" in drawn_caption(app)
 
@@ -175,7 +175,7 @@ def test_eviction_log_filters_and_restores(app: AppTest) -> None:
     app.text_input(key="evictions_text").input("number 1").run()
     assert list(app.dataframe[0].value["node_id"]) == [gone[1].id]
     ms(app, "Reason").set_value(["orphan"]).run()
-    assert any("No eviction matches" in str(i.value) for i in app.info)
+    assert any("match the filters: reason hides 3" in str(i.value) for i in app.info)
     ms(app, "Reason").set_value([]).run()
     restore = next(b for b in app.button if b.label == "Restore into the live atlas")
     restore.click().run()
@@ -240,7 +240,7 @@ def test_a_fresh_tab_shows_the_conversation_the_player_holds(app: AppTest) -> No
     go(app, "pages/demo_player.py")
     assert app.selectbox(key="demo_conversation").value == "npc-innkeeper"
     assert app.selectbox(key="demo_preset").value == "demo"
-    assert any("Running **demo**: exponential decay" in str(c.value) for c in app.caption)
+    assert any("Running **demo**: power-law decay" in str(c.value) for c in app.caption)
     app.selectbox(key="demo_preset").set_value("tuned").run()
     assert shared().preset == "tuned"
 
