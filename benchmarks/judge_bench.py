@@ -37,10 +37,15 @@ def pair_files(data: Path = DATA) -> list[Path]:
     return [p for p in sorted(data.glob("conflict_pairs*.jsonl")) if not p.stem.endswith("_test")]
 
 
-def judge_costs(judge: str = DEFAULT_JUDGE, data: Path = DATA) -> dict[str, Any]:
+def judge_costs(
+    judge: str = DEFAULT_JUDGE, data: Path = DATA, *, smoke: bool = False
+) -> dict[str, Any]:
     """Milliseconds per pair (mean, p50, p99, max) over the development sets, pairs seen once,
-    and (``guard``) what a write and a full scan cost in a 1,000-memory MiniLM atlas."""
+    and (``guard``) what a write and a full scan cost in a 1,000-memory MiniLM atlas.
+    ``smoke`` keeps the code path working in seconds: 20 pairs, a 50-memory guard atlas."""
     pairs = [p for path in pair_files(data) for p in load_pairs(path)]
+    if smoke:
+        pairs = pairs[:: max(1, len(pairs) // 20)][:20]
     instance = make_judge(judge)
     instance.judge("I live in Oslo, my warm-up city.", "Warm-up: I moved to Bergen.")
     times = []
@@ -58,7 +63,11 @@ def judge_costs(judge: str = DEFAULT_JUDGE, data: Path = DATA) -> dict[str, Any]
         "max_ms": round(float(ms.max()), 3),
         "budget_ms": BUDGET_MS,
         "within_budget": bool(np.percentile(ms, 99) <= BUDGET_MS),
-        "guard": guard_costs(data) if judge == DEFAULT_JUDGE else None,
+        "guard": (
+            (guard_costs(data, stored=50, adds=10) if smoke else guard_costs(data))
+            if judge == DEFAULT_JUDGE
+            else None
+        ),
     }
 
 

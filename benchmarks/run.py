@@ -120,11 +120,12 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.judge_bench import judge_costs
 
     log("contradiction judge: cost per labelled pair")
-    results["judge"] = judge_costs()
+    results["judge"] = judge_costs(smoke=args.smoke)
     from benchmarks.context_bench import context_costs
 
     log("task context graph: extraction + insert per turn on LoCoMo dev text")
-    if (context := context_costs()) is not None:
+    context_size = {"max_turns": 20, "live_turns": 10} if args.smoke else {}
+    if (context := context_costs(**context_size)) is not None:
         results["context"] = context
     if not args.smoke:
         from benchmarks import live_record_bench as live
