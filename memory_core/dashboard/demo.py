@@ -326,12 +326,17 @@ class DemoPlayer:
             gap = max(0.0, turn.at - previous.at) * scale
             self._clock.advance(min(gap, MAX_GAP_HOURS * 3600.0))
         atlas, loop = self._atlas, self._loop
+        metadata: dict[str, str] = {"speaker": turn.speaker, "turn": turn.id}
+        if self._conversation is not None:
+            # one conversation is one person's: its sessions share a user, so the conflict
+            # guard and scans compare them (memories with no user stay in their session)
+            metadata["user_id"] = f"demo:{self._conversation.id}"
         played = loop.turn(
             turn.text,
             session_id=sid,
             top_k=RECALL_TOP_K,
             recall=turn.speaker == "user",
-            metadata={"speaker": turn.speaker, "turn": turn.id},
+            metadata=metadata,
         )
         done, hits = played.done, played.hits
         evicted = sum(atlas.decay().values())

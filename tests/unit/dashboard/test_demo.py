@@ -134,3 +134,14 @@ def test_picker_follows_the_shared_player() -> None:
     assert picker_value(status("npc-innkeeper"), names) == "npc-innkeeper"
     assert picker_value(status(None), names) == "trip-approval"
     assert picker_value(status("gone"), ["a"]) == "a"
+
+
+def test_a_conversations_turns_share_one_user_across_its_sessions(
+    player: DemoPlayer, atlas: ElasticMemoryAtlas, conversation: Conversation
+) -> None:
+    # the conflict guard compares sessions only through one user's memories (issue #29
+    # point 5): a demo conversation is one person's, so its scan must see all its sessions
+    while player.step() is not None:
+        pass
+    users = {n.metadata.get("user_id") for n in atlas.nodes() if "turn" in n.metadata}
+    assert users == {f"demo:{conversation.id}"}
