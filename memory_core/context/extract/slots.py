@@ -61,6 +61,10 @@ MARKERS = {"until": "until", "till": "until", "since": "since", "anymore": "used
            "now": "now", "currently": "now", "longer": "used to"}  # fmt: skip
 CHOICE_MIN_SIMILARITY = 0.5
 PERSON_MIN_SIMILARITY = 0.5
+ANSWER_MIN_SIMILARITY = 0.4
+"""A verbless choice named by the offer or question it answers: a whole sentence of the
+other side is further from the short attribute examples than a verb phrase, and that it
+answers one is itself evidence that it is a choice."""
 MAX_CHOICES = 4
 """Most free-choice candidates read from one sentence."""
 MAX_CHOICE_TOKENS = 12
@@ -104,9 +108,11 @@ def slot_values(
     speaker: str = USER,
     namer: PrototypeClassifier | None = None,
     people: PrototypeClassifier | None = None,
+    reply_to: Doc | None = None,
 ) -> list[SlotValue]:
     """The slot values of one text from its typed values and parse (``doc`` may be None,
-    or cover only the start of a long text)."""
+    or cover only the start of a long text; ``reply_to``: the other side's turn before,
+    which names what a choice said without a verb is about)."""
     taken_tokens: set[int] = set()
     if doc is not None:
         for v in values:
@@ -117,7 +123,8 @@ def slot_values(
         found += _counts(doc, taken_tokens, speaker)
     if doc is not None and namer is not None:
         taken = [(v.start, v.end) for v in values]
-        found += _choices(doc, namer, speaker, taken)
+        counted = [(v.start, v.end, _as_number(v.value) is not None) for v in found if v.end]
+        found += _choices(doc, namer, speaker, taken, reply_to, counted)
     return _resolve_maybe(found, speaker, people)
 
 
@@ -444,18 +451,30 @@ def _as_number(text: str) -> float | None:
 
 # -- free choices ----------------------------------------------------------------------
 def _choices(
-    doc: Doc, namer: PrototypeClassifier, speaker: str, taken: Sequence[tuple[int, int]]
+    doc: Doc,
+    namer: PrototypeClassifier,
+    speaker: str,
+    taken: Sequence[tuple[int, int]],
+    reply_to: Doc | None = None,
+    counted: Sequence[tuple[int, int, bool]] = (),
 ) -> list[SlotValue]:
     """Clauses that set an attribute without a typed value ("switch it to SF Express",
     "I'd like a window seat"): each verb's object phrase, named by the nearest labelled
     attribute example when it is close enough. Questions set nothing."""
-    candidates = choice_candidates(doc, taken)
+    candidates = choice_candidates(doc, taken, reply_to)
     if not candidates:
         return []
     texts = [text for _, _, text in candidates]
     found = []
-    for (obj, verb, _), near in zip(candidates, namer.nearest_many(texts), strict=True):
-        if near.similarity < CHOICE_MIN_SIMILARITY:
+    for (obj, verb, text), near in zip(candidates, namer.nearest_many(texts), strict=True):
+        verbless = obj.start <= verb.i < obj.end
+        if any(
+            obj.start_char < e and s < obj.end_char and (verbless or not bare)
+            for s, e, bare in counted
+        ):  # "make it 15 seats", "Vegetarian menu for 5 of them": the count of a noun
+            continue
+        answer = verbless and text != obj.text
+        if near.similarity < (ANSWER_MIN_SIMILARITY if answer else CHOICE_MIN_SIMILARITY):
             continue
         found.append(
             SlotValue(
@@ -473,19 +492,77 @@ def _choices(
     return found
 
 
-def choice_candidates(doc: Doc, taken: Sequence[tuple[int, int]]) -> list[tuple[Span, Token, str]]:
+def choice_candidates(
+    doc: Doc, taken: Sequence[tuple[int, int]], reply_to: Doc | None = None
+) -> list[tuple[Span, Token, str]]:
     """The object phrases that may be free choices, their verbs and the text the attribute
     namer classifies ("switch SF Express, cash on delivery"); also used to embed a
-    replay's candidates in one call before extraction."""
+    replay's candidates in one call before extraction. A choice said without a verb
+    ("Stalls, please.") is named by what it answers: the sentence of ``reply_to`` that
+    offered it ("there are stalls seats at 65 and circle seats at 45"), else its question."""
     found = []
     for sentence in doc.sents:
         if _is_question(sentence):
             continue
+        answers: list[tuple[Span, Token, str, bool]] = []
         for verb, obj in _object_phrases(sentence):
             overlaps = any(obj.start_char < e and s < obj.end_char for s, e in taken)
-            if obj.root.pos_ not in ("PRON", "DET") and not overlaps:
+            if obj.root.pos_ in ("PRON", "DET") or overlaps:
+                continue
+            if obj.start <= verb.i < obj.end:  # a choice said without a verb
+                text, offered = _answered(obj, reply_to)
+                answers.append((obj, verb, text, offered))
+            else:
                 found.append((obj, verb, f"{verb.lemma_} {obj.text}"))
+        # "Home delivery, thanks.": the parts the other side offered, else the first part
+        chosen = [a for a in answers if a[3]]
+        found += [(obj, verb, text) for obj, verb, text, _ in chosen or answers[:1]]
     return found
+
+
+def _verbless(sentence: Span) -> list[Span]:
+    """Choices stated without a verb ("Standard please.", "Kreuzberg then.", "Courier
+    collection, Tuesday if possible."): in a sentence with no verb, each comma-separated
+    part that names something (a noun or adjective) is a value, without the words around
+    it that carry no content (interjections, adverbs, punctuation)."""
+    if any(t.pos_ in ("VERB", "AUX") for t in sentence):
+        return []
+    parts: list[list[Token]] = [[]]
+    for token in sentence:
+        if token.pos_ == "PUNCT" and token.text in ",;:.!":
+            parts.append([])
+        elif token.pos_ not in _NO_CONTENT:
+            parts[-1].append(token)
+    doc = sentence.doc
+    return [
+        doc[part[0].i : part[-1].i + 1]
+        for part in parts
+        if any(t.pos_ in ("NOUN", "PROPN", "ADJ") for t in part)
+        and part[-1].i - part[0].i < MAX_CHOICE_TOKENS
+    ]
+
+
+_NO_CONTENT = frozenset({"INTJ", "ADV", "PUNCT", "CCONJ", "SPACE", "X"})
+
+
+def _answered(fragment: Span, reply_to: Doc | None) -> tuple[str, bool]:
+    """The text that names a verbless choice and whether the other side offered it: its
+    sentence that named one of the choice's words, else the question it answers with the
+    choice, else the choice alone."""
+    if reply_to is None:
+        return fragment.text, False
+    words = {w for t in fragment if t.pos_ in ("NOUN", "PROPN", "ADJ") for w in _forms(t)}
+    sentences = list(reply_to.sents)
+    for sentence in sentences:
+        if any(words & _forms(token) for token in sentence):
+            return sentence.text.strip(), True
+    if sentences and _is_question(sentences[-1]):
+        return f"{sentences[-1].text.strip()} {fragment.text}", False
+    return fragment.text, False
+
+
+def _forms(token: Token) -> set[str]:
+    return {token.lower_, token.lemma_.lower()}
 
 
 def _is_question(sentence: Span) -> bool:
@@ -521,4 +598,6 @@ def _object_phrases(sentence: Span) -> list[tuple[Token, Span]]:
             span = span[1:]  # "make it SF Express": the value follows "it"
         if span is not None and len(span) <= MAX_CHOICE_TOKENS:
             found.append((verb, span))
+    if not found:
+        found = [(fragment.root, fragment) for fragment in _verbless(sentence)[:MAX_CHOICES]]
     return found

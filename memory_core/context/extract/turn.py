@@ -145,15 +145,19 @@ class Extractor:
         speaker: str = USER,
         at: float | None = None,
         vector: np.ndarray | None = None,
+        reply_to: str | None = None,
     ) -> TurnFacts:
-        """One live turn (``vector``: the text's unit embedding, if already computed)."""
+        """One live turn (``vector``: the text's unit embedding, if already computed;
+        ``reply_to``: the other side's turn before, which names a choice said without a
+        verb)."""
         scanned = text[:MAX_SCAN_CHARS]
         if not scanned.strip():
             return _empty(text, speaker, at)
         doc = self._parse(clip(scanned))
+        before = self._parse(clip(reply_to[:MAX_SCAN_CHARS])) if reply_to else None
         if vector is None:
             vector = embed_checked(self.embedder, [clip(scanned)])[0]
-        return self._facts(text, scanned, doc, vector, speaker, at)
+        return self._facts(text, scanned, doc, vector, speaker, at, before)
 
     def extract_many(self, turns: Sequence[tuple[str, str, float | None]]) -> list[TurnFacts]:
         """Many ``(text, speaker, at)`` turns: batched parse and one embedding call."""
@@ -165,21 +169,36 @@ class Extractor:
             if live
             else np.zeros((0, 1), np.float32)
         )
+        # the other side's turn just before, when it was parsed: what a verbless choice answers
+        before = [
+            docs[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
+            else None
+            for row, i in enumerate(live)
+        ]  # fmt: skip
         self._memo.prime(
             [
                 text
                 for row, i in enumerate(live)
-                for text in _candidate_texts(docs[row], scanned[i], turns[i][2])
+                for text in _candidate_texts(docs[row], scanned[i], turns[i][2], before[row])
             ]
         )
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
-            out[i] = self._facts(text, scanned[i], docs[row], vectors[row], speaker, at)
+            out[i] = self._facts(
+                text, scanned[i], docs[row], vectors[row], speaker, at, before[row]
+            )
         return out
 
     def _facts(
-        self, text: str, scanned: str, doc: Doc, vector: np.ndarray, speaker: str, at: float | None
+        self,
+        text: str,
+        scanned: str,
+        doc: Doc,
+        vector: np.ndarray,
+        speaker: str,
+        at: float | None,
+        reply_to: Doc | None = None,
     ) -> TurnFacts:
         intent = self._intents.nearest_vector(vector)
         forget_unsure = intent.label == labels.FORGET and intent.similarity < FORGET_MIN_SIMILARITY
@@ -201,6 +220,7 @@ class Extractor:
             speaker=speaker,
             namer=self._namer,
             people=self._people,
+            reply_to=reply_to,
         )
         return TurnFacts(
             text=text,
@@ -297,9 +317,11 @@ class _Memo:
             return embed_checked(self._inner, list(texts))
 
 
-def _candidate_texts(doc: Doc, scanned: str, at: float | None) -> list[str]:
+def _candidate_texts(
+    doc: Doc, scanned: str, at: float | None, reply_to: Doc | None = None
+) -> list[str]:
     taken = [(v.start, v.end) for v in find_values(scanned, at)]
-    return [text for _, _, text in choice_candidates(doc, taken)] + [
+    return [text for _, _, text in choice_candidates(doc, taken, reply_to)] + [
         text for _, text in command_clauses(doc)
     ]
 

@@ -46,6 +46,19 @@ def test_a_free_choice_is_named_by_the_nearest_attribute() -> None:
     assert 0.5 <= choice.confidence < 1.0
 
 
+def test_a_choice_without_a_verb_is_named_by_what_it_answers() -> None:
+    extractor = default_extractor()
+    asked = "Pay by card now, or cash when you collect it?"
+    (cash,) = extractor.extract("Cash.", reply_to=asked).slots
+    assert (cash.slot, cash.value, cash.kind) == ("payment method", "Cash", "choice")
+    assert extractor.extract("Cash.").slots == ()  # alone, one word names no attribute
+    offered = "Delivery to your home, or pick it up at the store?"
+    replayed = extractor.extract_many(
+        [(offered, "assistant", None), ("Home delivery, thanks.", "user", None)]
+    )
+    assert [(s.slot, s.value) for s in replayed[1].slots] == [("delivery method", "Home delivery")]
+
+
 def test_markers_and_negation() -> None:
     (flying,) = extract_slots("We are not flying on Friday", at=AT)
     assert flying.negated and flying.resolved == "2024-07-26"
