@@ -7,7 +7,11 @@ nothing is copied), embedded once by MiniLM through the persistent embedding cac
 ``N_QUERIES`` of them are held out as queries and never stored. The rest are replicated
 to ``size`` memories: each copy is its text's vector plus Gaussian noise of norm about
 ``NOISE``, re-normalised (cosine ~0.93 to its source and ~0.86 between two copies, below
-the 0.92 ``merge_threshold``, so copies stay separate memories), stored with the text.
+the 0.92 ``merge_threshold``, so copies stay separate memories), stored with the text;
+texts that differ only in numbers are kept once, and every copy after a text's first gets
+a distinct word suffix (``datasets.copy_tag``), since the engine folds a session's lines
+of one template into a family summary: without them the atlas would hold far fewer than
+``size`` memories.
 
 The atlas is built and exercised like the side-by-side scenario's engine
 (``operations.build_engine`` then ``operations.run``: adds with auto-link, retrieves of
@@ -28,13 +32,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.datasets import Dataset
+from benchmarks.datasets import Dataset, copy_tag
 from benchmarks.operations import START, Plan, build_engine, run
 from benchmarks.real_recall import DEFAULT_DATA, load_conversations
 from benchmarks.recall import recall_by_ef
 from benchmarks.replay_bench import SAMPLES
 from memory_core import AtlasConfig, ManualClock
 from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.engine.families import template
 
 NOISE = 0.4
 N_QUERIES = 200
@@ -44,8 +49,9 @@ QUERY_SETS = ("text", "perturbed")
 
 
 def real_texts(data: Path = DEFAULT_DATA) -> tuple[list[str], dict[str, int]]:
-    """Distinct texts of the sample sessions and the dev split (when present), in a fixed
-    order, and how many conversations each source gave."""
+    """Texts of the sample sessions and the dev split (when present) distinct in their
+    words (the first of those differing only in numbers, ids or times), in a fixed order,
+    and how many conversations each source gave."""
     from memory_core.harness.replay import conversation_texts
     from memory_core.harness.session_format import load_conversation
 
@@ -54,7 +60,10 @@ def real_texts(data: Path = DEFAULT_DATA) -> tuple[list[str], dict[str, int]]:
         "LoCoMo dev": load_conversations(data),
     }
     texts = [t for convs in sources.values() for c in convs for t in conversation_texts(c)]
-    return list(dict.fromkeys(texts)), {name: len(convs) for name, convs in sources.items()}
+    by_template: dict[str, str] = {}
+    for text in texts:
+        by_template.setdefault(template(text)[0], text)
+    return list(by_template.values()), {name: len(convs) for name, convs in sources.items()}
 
 
 def perturbed(vectors: np.ndarray, rng: np.random.Generator, noise: float = NOISE) -> np.ndarray:
@@ -72,7 +81,8 @@ def clustered_dataset(
     """``n`` perturbed copies of the texts left after holding ``n_queries`` out (each text
     copied equally often, in shuffled rounds), the held-out texts as queries; also
     ``n_queries`` fresh perturbations of stored texts (never stored themselves) and the
-    index of each stored row's source text."""
+    index of each stored row's source text. Copies after the first round carry their
+    round's ``copy_tag``, so no two stored texts are the same."""
     if n_queries >= len(texts):
         raise ValueError(f"n_queries must be below the {len(texts)} texts, got {n_queries}")
     rng = np.random.default_rng(seed)
@@ -82,7 +92,10 @@ def clustered_dataset(
     source = np.concatenate([rng.permutation(kept) for _ in range(rounds)])[:n]
     data = Dataset(
         "clustered",
-        [texts[i] for i in source],
+        [
+            texts[i] + (copy_tag(row // len(kept) - 1) if row >= len(kept) else "")
+            for row, i in enumerate(source.tolist())
+        ],
         perturbed(vectors[source], rng),
         [texts[i] for i in held],
         np.ascontiguousarray(vectors[held], dtype=np.float32),

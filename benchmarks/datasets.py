@@ -1,7 +1,10 @@
 """Benchmark data: agent-memory-like texts with random or real (MiniLM) 384-d vectors.
 
 Texts come from templates over small vocabularies, so BM25 sees a realistic mix of
-frequent and rare terms. ``random`` pairs them with random unit vectors (the worst case
+frequent and rare terms. Each text is a distinct combination of template, person, thing,
+place and time (every template uses all four), so no two differ only in their numbers:
+the engine folds such lines into one family summary (``memory_core.engine.families``),
+and a "100k" atlas of them would hold far fewer memories. ``random`` pairs them with random unit vectors (the worst case
 for approximate search: no clusters); ``minilm`` embeds them with the real model
 through the persistent embedding cache, so only the first run pays for the model.
 """
@@ -12,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory_core import AtlasConfig
 from memory_core.embedding.base import Embedder, embed_checked
 
 DIM = 384
@@ -126,17 +130,20 @@ _TIMES = [
 _TEMPLATES = (
     "{p} prefers {t} {w} in {l}",
     "{p} asked to move the {t} to {l} {w}",
-    "Decision: the {t} for {p} is approved, budget {n} euros",
-    "{p} reported a problem with the {t} at {l}, ticket {n}",
-    "Remember that {p} is allergic to {t}",
-    "The {t} failed {w} with error code {n}",
+    "Decision: the {t} for {p} in {l} is approved {w}, budget {n} euros",
+    "{p} reported a problem with the {t} at {l} {w}, ticket {n}",
+    "Remember that {p} cannot stand the {t} in {l} {w}",
+    "The {t} {p} set up in {l} failed {w} with error code {n}",
     "{p} wants the {t} delivered to {l} {w}",
-    "Note: {p} changed the {t} deadline to {w}",
-    "{p} never uses the {t}; use the backup plan {n} instead",
+    "Note: {p} changed the {t} deadline in {l} to {w}",
+    "{p} never uses the {t} in {l} {w}; use the backup plan {n} instead",
     "Meeting with {p} in {l} {w} about the {t}",
-    "{p} confirmed the {t} costs {n} dollars",
+    "{p} confirmed {w} that the {t} in {l} costs {n} dollars",
     "Reminder for {p}: {t} at {l} {w}, reference {n}",
 )
+_POOLS = (_TEMPLATES, _PEOPLE, _THINGS, _PLACES, _TIMES)
+MAX_TEXTS = int(np.prod([len(pool) for pool in _POOLS]))
+"""Distinct combinations: how many texts ``synthetic_texts`` can make."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -151,21 +158,35 @@ class Dataset:
 
 
 def synthetic_texts(n: int, seed: int) -> list[str]:
-    """``n`` distinct memory-like sentences, reproducible from ``seed``."""
+    """``n`` memory-like sentences, reproducible from ``seed``, distinct in their words
+    (combinations drawn without replacement), not only in their numbers."""
+    if not 0 <= n <= MAX_TEXTS:
+        raise ValueError(f"n must be between 0 and {MAX_TEXTS:,} distinct texts, got {n}")
     rng = np.random.default_rng(seed)
-    picks = [rng.integers(0, len(pool), n) for pool in (_TEMPLATES, _PEOPLE, _THINGS, _PLACES)]
-    times = rng.integers(0, len(_TIMES), n)
+    combos = rng.choice(MAX_TEXTS, size=n, replace=False)
+    tpl, people, things, places, times = np.unravel_index(combos, [len(p) for p in _POOLS])
     numbers = rng.permutation(n) + 100
     return [
-        _TEMPLATES[picks[0][i]].format(
-            p=_PEOPLE[picks[1][i]],
-            t=_THINGS[picks[2][i]],
-            l=_PLACES[picks[3][i]],
+        _TEMPLATES[tpl[i]].format(
+            p=_PEOPLE[people[i]],
+            t=_THINGS[things[i]],
+            l=_PLACES[places[i]],
             w=_TIMES[times[i]],
             n=int(numbers[i]),
         )
         for i in range(n)
     ]
+
+
+def copy_tag(k: int) -> str:
+    """The ``k``-th of distinct word suffixes (" (noted by Alice in Berlin on Monday)"),
+    for benchmarks that store a text several times: copies that differ only in numbers,
+    or not at all, would fold into one family summary in one session."""
+    shape = (len(_PEOPLE), len(_PLACES), len(_TIMES))
+    if not 0 <= k < int(np.prod(shape)):
+        raise ValueError(f"k must be between 0 and {int(np.prod(shape)) - 1}, got {k}")
+    person, place, time = (int(i) for i in np.unravel_index(k, shape))
+    return f" (noted by {_PEOPLE[person]} in {_PLACES[place]} {_TIMES[time]})"
 
 
 def random_unit_vectors(n: int, seed: int, dim: int = DIM) -> np.ndarray:
@@ -183,7 +204,30 @@ def random_dataset(n: int, n_queries: int, seed: int = 7) -> Dataset:
 
 
 def minilm_dataset(n: int, n_queries: int, embedder: Embedder, seed: int = 7) -> Dataset:
-    """Same texts, real embeddings (pass a ``CachedEmbedder`` to pay for the model once)."""
-    texts = synthetic_texts(n + n_queries, seed)
+    """Same texts, real embeddings (pass a ``CachedEmbedder`` to pay for the model once).
+
+    Texts that differ in one word can embed closer than the engine's ``merge_threshold``
+    ("... delivered to Nairobi on Tuesday" / "... in October", cosine 0.98) and would merge
+    into one memory; a few more texts are drawn and the later of each such pair skipped."""
+    total = n + n_queries
+    texts = synthetic_texts(total + total // 20 + 32, seed)
     vectors = embed_checked(embedder, texts)
+    keep = apart(vectors, AtlasConfig().merge_threshold)[:total]
+    if len(keep) < total:
+        raise ValueError(f"only {len(keep)} of the {total} texts embed apart, n={n}")
+    texts, vectors = [texts[i] for i in keep], vectors[keep]
     return Dataset("minilm", texts[:n], vectors[:n], texts[n:], vectors[n:])
+
+
+def apart(vectors: np.ndarray, threshold: float, block: int = 1024) -> np.ndarray:
+    """Rows to keep, in order: each below ``threshold`` cosine to every kept row before it
+    (unit rows; similarities in blocks of ``block`` rows, a loop only over rows that have
+    a close one before them)."""
+    dropped = np.zeros(len(vectors), dtype=bool)
+    for start in range(0, len(vectors), block):
+        stop = min(start + block, len(vectors))
+        close = vectors[start:stop] @ vectors[:stop].T >= threshold
+        close &= np.arange(stop)[None, :] < np.arange(start, stop)[:, None]  # earlier rows only
+        for row in np.flatnonzero(close.any(axis=1)).tolist():
+            dropped[start + row] = bool((close[row] & ~dropped[:stop]).any())
+    return np.flatnonzero(~dropped)

@@ -99,6 +99,18 @@ def _sessions(plan: Plan) -> list[tuple[str, range]]:
     return out
 
 
+def check_held(atlas: ElasticMemoryAtlas, size: int) -> ElasticMemoryAtlas:
+    """The atlas, once it holds exactly the ``size`` memories the benchmark is named after;
+    templated texts (folded into family summaries) or near-duplicates (merged) would
+    otherwise leave it measuring a smaller atlas than it reports."""
+    if len(atlas) != size:
+        raise ValueError(
+            f"benchmark atlas holds {len(atlas):,} memories, expected {size:,}: "
+            "its texts fold or merge (make them distinct, see benchmarks.datasets)"
+        )
+    return atlas
+
+
 def build_engine(data: Dataset, plan: Plan, clock: ManualClock) -> ElasticMemoryAtlas:
     """Load through the public batch API: importance, auto-link and indexing included."""
     atlas = ElasticMemoryAtlas(
@@ -112,7 +124,7 @@ def build_engine(data: Dataset, plan: Plan, clock: ManualClock) -> ElasticMemory
                 data.texts[start:stop], session_id=session, embeddings=data.vectors[start:stop]
             )
             clock.advance(step * (stop - start) / BUILD_CHUNK)
-    return atlas
+    return check_held(atlas, plan.size)
 
 
 def build_reference(data: Dataset, plan: Plan, clock: ManualClock) -> SeedAtlas:

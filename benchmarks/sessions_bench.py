@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.datasets import Dataset, random_dataset
-from benchmarks.operations import BUILD_CHUNK, SPAN_HOURS, START, engine_config
+from benchmarks.operations import BUILD_CHUNK, SPAN_HOURS, START, check_held, engine_config
 from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
 
@@ -44,7 +44,7 @@ def build(data: Dataset, size: int, sessions: int, clock: ManualClock) -> Elasti
                 data.texts[start:stop], session_id=f"s{n}", embeddings=data.vectors[start:stop]
             )
             clock.advance(step * (stop - start))
-    return atlas
+    return check_held(atlas, size)
 
 
 def _cpu_ms(fn: Callable[[], Any]) -> float:
