@@ -456,13 +456,11 @@ class _Step:
         candidates = [
             (slot, node)
             for _, slot, node in self.graph.active_slots(value.subject)
-            if _family(str(node.attr("kind"))) == family
+            if _family(str(node.attr("kind"))) == family and _same_unit(value.unit, node)
         ]
         if value.topic is None and value.kind != CHOICE and candidates:
             if value.kind == NUMBER:
-                candidates = [c for c in candidates if _near_magnitude(value.number, c[1])]
-                if not candidates:
-                    return None, value.slot, 0.0
+                return self._by_magnitude(value, candidates)
             slot, node = max(candidates, key=lambda c: c[1].recorded_at)
             return node, slot, 1.0
         for slot, node in candidates:
@@ -470,8 +468,21 @@ class _Step:
             if similarity > best[2]:
                 best = (node, slot, similarity)
         if best[2] < self.ctx.settings.review_similarity:
+            if value.kind == NUMBER:  # "the cap goes up to 200": a bare number whose noun
+                return self._by_magnitude(value, candidates)  # names no slot in force
             return None, value.slot, best[2]
         return best
+
+    @staticmethod
+    def _by_magnitude(
+        value: SlotValue, candidates: list[tuple[str, Node]]
+    ) -> tuple[Node | None, str, float]:
+        """A bare number changes the latest constraint of its magnitude, else nothing."""
+        near = [c for c in candidates if _near_magnitude(value.number, c[1])]
+        if not near:
+            return None, value.slot, 0.0
+        slot, node = max(near, key=lambda c: c[1].recorded_at)
+        return node, slot, 1.0
 
     def supersede(self, new: Node, old: Node) -> None:
         self._edge(new.id, EdgeType.CONFLICTS_WITH, old.id, f"{new.label} replaces {old.label}")
@@ -546,6 +557,13 @@ class _Step:
 
 def _family(kind: str) -> str:
     return "numeric" if kind in NUMERIC else kind
+
+
+def _same_unit(unit: str | None, node: Node) -> bool:
+    """Values in two units (16 GB and 14 inch, 55 inch and 1,300 GBP) are never one slot;
+    a value without a unit may be either."""
+    other = node.attr("unit")
+    return unit is None or other is None or normalise(unit) == normalise(str(other))
 
 
 def _near_magnitude(number: float | None, node: Node) -> bool:

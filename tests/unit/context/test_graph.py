@@ -264,6 +264,29 @@ def test_a_bare_number_changes_only_a_value_of_its_magnitude(ctx: TaskContext) -
     assert nothing.added == [] and nothing.conflicts == []
 
 
+def test_a_bare_number_under_a_noun_naming_no_slot_goes_by_magnitude(ctx: TaskContext) -> None:
+    ctx.observe(facts(slots=[money("hotel budget", 180, "180 EUR")]), turn=0)
+    cap = SlotValue(
+        "user", "week", "200", "number", 200.0, topic="week"
+    )  # "the cap goes up to 200"
+    applied = ctx.observe(facts(slots=[cap]), turn=1)
+    assert len(applied.conflicts) == 1
+    assert [n.attr("value") for n in active_constraints(ctx.graph)] == ["200"]
+    far = SlotValue("user", "floor", "3", "number", 3.0, topic="floor")
+    assert ctx.observe(facts(slots=[far]), turn=2).conflicts == []
+
+
+def test_values_in_two_units_are_never_one_slot(ctx: TaskContext) -> None:
+    size = SlotValue("user", "inch", "14 inch", "number", 14.0, "inch", topic="inch")
+    ctx.observe(facts(slots=[size]), turn=0)
+    memory = SlotValue("user", "ram", "16gb", "number", 16.0, "gb", topic="ram")
+    assert ctx.observe(facts(slots=[memory]), turn=1).conflicts == []
+    assert sorted(str(n.attr("value")) for n in active_constraints(ctx.graph)) == [
+        "14 inch",
+        "16gb",
+    ]
+
+
 def test_cancelling_a_named_thing_keeps_the_goal(ctx: TaskContext) -> None:
     addon = SlotValue("user", "plan", "sports add-on")
     ctx.observe(facts(goal="change subscription", slots=[addon]), turn=0)
