@@ -17,7 +17,7 @@ from memory_core.engine.events import MemoryPressure
 from memory_core.errors import ConfigError, InputError
 from memory_core.testing import EventRecorder
 
-from .conftest import START, build
+from .conftest import START, build, distinct_texts
 
 LOWEST_WATERMARK = 0.05  # AtlasConfig's lower bound
 MAX_BALLAST = 3 * 2**30
@@ -25,10 +25,10 @@ MAX_BALLAST = 3 * 2**30
 
 def test_capacity_holds_through_single_and_batched_writes() -> None:
     atlas, _ = build(max_nodes=25, working_memory_size=2, link_threshold=1.0)
-    for i in range(120):
-        atlas.add(f"memory {i} about subject {i * 7919 % 101}", session_id=f"s{i % 3}")
+    for i, text in enumerate(distinct_texts(120, "memory about")):
+        atlas.add(text, session_id=f"s{i % 3}")
         assert len(atlas) <= 25
-    atlas.add_many([f"batch note {i} topic {i * 31}" for i in range(60)], session_id="b")
+    atlas.add_many(distinct_texts(60, "batch note on"), session_id="b")
     assert len(atlas) == 25
     assert atlas.stats()["evicted"]["capacity"] >= 155
 
@@ -53,9 +53,7 @@ def test_content_size_limit_names_the_field_and_the_limit() -> None:
 
 def test_the_graph_never_draws_more_than_its_cap() -> None:
     atlas, _ = build(max_nodes=None, link_threshold=1.0, working_memory_size=0, merge_threshold=1.0)
-    atlas.add_many(
-        [f"note {i} {i * 7919} {i % 13}" for i in range(MAX_DRAWN_NODES + 200)], session_id="s"
-    )
+    atlas.add_many(distinct_texts(MAX_DRAWN_NODES + 200), session_id="s")
     assert len(atlas) == MAX_DRAWN_NODES + 200
     nodes, edges = atlas.nodes(), atlas.edges()
     cfg = atlas.config
@@ -90,7 +88,7 @@ def test_a_low_watermark_triggers_aggressive_cleanup_and_a_pressure_event() -> N
     )
     recorder = EventRecorder()
     atlas.subscribe(recorder)
-    atlas.add_many([f"memory {i} on topic {i}" for i in range(50)], session_id="s")
+    atlas.add_many(distinct_texts(50, "memory on"), session_id="s")
     pinned = atlas.add("never evict the pinned one", session_id="s", pinned=True)
     before = len(atlas)
     expected = int((before - 1) * 0.1)  # the weakest tenth of the unpinned memories
