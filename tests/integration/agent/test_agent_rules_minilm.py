@@ -93,10 +93,15 @@ def test_three_corrections_through_the_real_guard_go_to_review(embedder) -> None
 
 
 def test_a_long_session_folds_its_oldest_memories_into_an_episode(embedder) -> None:  # type: ignore[no-untyped-def]
-    # near-identical notes would merge into one memory: the test is about the count
+    # near-identical notes would merge into one memory, and notes differing only in
+    # numbers fold as one family (issue #25): the test is about the count, so every note
+    # differs in its words
     agent = agent_with(embedder, episode_after_memories=50, merge_threshold=1.0)
-    for i in range(51):
-        agent.observe(f"Note {i}: ticket {1000 + i} was filed by customer number {i * 7}.")
+    filers = ("Ana", "Bo", "Chen", "Dara", "Emil", "Farah", "Goran", "Hana", "Ivo")
+    topics = ("billing", "login", "export", "search", "upload", "backup")
+    notes = [f"{filer} filed a ticket about {topic}." for filer in filers for topic in topics]
+    for note in notes[:51]:
+        agent.observe(note)
     episodes = [n for n in agent.atlas.nodes("s1") if n.kind is MemoryKind.EPISODIC]
     assert len(episodes) == 1
     assert episodes[0].metadata["folds"] == 50

@@ -30,11 +30,14 @@ def atlas_with(embedder) -> ElasticMemoryAtlas:  # type: ignore[no-untyped-def]
 def test_changing_preferences_supersede_with_minilm(embedder) -> None:  # type: ignore[no-untyped-def]
     atlas = atlas_with(embedder)
     guard = ConflictGuard(atlas, make_judge())
-    python = guard.add("I love Python.", session_id="day1").node
-    guard.add("My cat is called Mochi.", session_id="day1")
-    ram = guard.add("The server has 32 GB of RAM.", session_id="day1").node
-    go = guard.add("Python is too hard, I switched to Go.", session_id="day2")
-    more = guard.add("The server has 64 GB of RAM.", session_id="day2")
+    # one user's two days: with no user_id a write is compared only within its own
+    # session (issue #29's user scope)
+    ana = {"user_id": "ana"}
+    python = guard.add("I love Python.", session_id="day1", metadata=ana).node
+    guard.add("My cat is called Mochi.", session_id="day1", metadata=ana)
+    ram = guard.add("The server has 32 GB of RAM.", session_id="day1", metadata=ana).node
+    go = guard.add("Python is too hard, I switched to Go.", session_id="day2", metadata=ana)
+    more = guard.add("The server has 64 GB of RAM.", session_id="day2", metadata=ana)
     assert go.ids(Resolution.SUPERSEDE) == [python.id]
     assert more.ids(Resolution.SUPERSEDE) == [ram.id]
     hits = atlas.retrieve("How much memory does the server have?", top_k=3, reinforce=False)
