@@ -279,7 +279,12 @@ def test_hostile_text_renders_as_text_everywhere(server: str, page: Page) -> Non
             return {x: p.x + r.left, y: p.y + r.top};
         }"""
     )
-    box = page.locator("iframe[title='Memory graph']").first.bounding_box()
+    graph = page.locator("iframe[title='Memory graph']").first
+    # the View toggle above the graph pushed its lower edge below the fold: a mouse
+    # outside the viewport hovers nothing
+    graph.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    box = graph.bounding_box()
     assert box is not None
     page.mouse.move(box["x"] + target["x"], box["y"] + target["y"])
     tooltip = frame.locator("div.vis-tooltip")
@@ -337,13 +342,18 @@ def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page
     scroll_to_chart(page, "on the front")
     shoot(page, "ab_tuning_sweep")
 
-    page.reload()  # a fresh session: nothing on screen until the saved run is reopened
+    # A fresh session re-attaches to the server's finished A/B job (runs are jobs in the
+    # job registry), so its result is on screen again before any saved run is opened.
+    page.reload()
     wait_ready(page, LOAD_TIMEOUT)
-    expect(page.get_by_text("Paired differences (B − A)")).to_have_count(0)
+    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=30_000)
     page.get_by_text("Saved runs", exact=True).first.click()
     picker = page.get_by_role("combobox", name="Saved runs")
     expect(picker).to_have_value(re.compile("^e2e seed vs tuned · ab-tuning"))
     page.locator("[data-testid=stButton] button", has_text="Open").click()
+    expect(page.get_by_text(re.compile(r"^Opened e2e seed vs tuned · ab-tuning"))).to_be_visible(
+        timeout=30_000
+    )
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=30_000)
     expect(page.get_by_text(re.compile("key-fact weight over simulated time")).first).to_be_visible(
         timeout=30_000
