@@ -49,7 +49,7 @@ def test_the_data_folder_and_the_operator_urls_are_offered(
         "sqlite:////etc/anything.db",
         "sqlite:///../../escape.sqlite",
         SECRET_PG,
-        "mysql://root:hunter2@10.0.0.1/x",
+        "mysql://root:hunter2@db.internal.example/x",
     ],
 )
 def test_anything_else_is_refused_masked_and_says_how_to_allow_it(data: Path, url: str) -> None:
