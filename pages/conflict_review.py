@@ -28,7 +28,7 @@ from memory_core.dashboard.conflict_view import (
     undoable,
     write,
 )
-from memory_core.dashboard.context_live import live_graphs
+from memory_core.dashboard.context_live import is_context_item, live_graphs
 from memory_core.dashboard.graph_view import build_graph
 from memory_core.dashboard.jobs import SCAN, job_caption
 from memory_core.dashboard.ui.app_shell import require_app_shell
@@ -235,7 +235,9 @@ st.text(
     + (f" ({item.resolution.value} by {item.resolved_by})" if item.resolution else "")
 )
 st.text(f"Detector: {item.reason}")
-with st.expander("Task context nodes from these memories"):
+with st.expander(
+    "Task context nodes from these memories", expanded=is_context_item(item.reason)
+):  # a change the task context graph held back: its node is what the reviewer decides on
     context_links(
         live_graphs(system.player.rules),
         [item.old_id, item.new_id],

@@ -23,6 +23,7 @@ from memory_core.context import (
     Applied,
     ContextSettings,
     Extractor,
+    PendingReview,
     TaskContext,
     TurnFacts,
     describe,
@@ -38,13 +39,15 @@ CONTEXT_HEADER = "Task context (constraints in force):"
 class ContextStage:
     """One task context graph per session of an atlas, fed turn by turn."""
 
-    __slots__ = ("_extractor", "_lock", "_sessions", "_turns", "atlas")
+    __slots__ = ("_extractor", "_held", "_lock", "_sessions", "_turns", "atlas")
 
     def __init__(self, atlas: ElasticMemoryAtlas, *, extractor: Extractor | None = None) -> None:
         self.atlas = atlas
         self._extractor = extractor
         self._sessions: dict[str, TaskContext] = {}
         self._turns: dict[str, int] = {}
+        self._held: dict[str, tuple[str, PendingReview]] = {}
+        """Review item id -> (session, the change it holds back), until a reviewer answers."""
         self._lock = threading.Lock()
 
     @property
@@ -100,6 +103,27 @@ class ContextStage:
         if forget and facts.intent != labels.FORGET:
             facts = _as_forget(facts)
         return context.observe(facts, turn=turn, memory_id=memory_id)
+
+    def hold(self, item_id: str, session_id: str, pending: PendingReview) -> None:
+        """Remember which unsure change a review item stands for (``answer`` applies it)."""
+        with self._lock:
+            self._held[item_id] = (session_id, pending)
+
+    def held(self) -> dict[str, tuple[str, PendingReview]]:
+        """The changes waiting for a reviewer, by review item id."""
+        with self._lock:
+            return dict(self._held)
+
+    def answer(self, item_id: str, *, accept: bool) -> Applied | None:
+        """A reviewer's answer to a held change: accepted, the new value replaces the one
+        in force (``TaskContext.resolve``); refused, nothing changes. None when the item is
+        not one of this stage's (a memory pair, or held before a restart)."""
+        with self._lock:
+            held = self._held.pop(item_id, None)
+            context = self._sessions.get(held[0]) if held is not None else None
+        if held is None or context is None:
+            return None
+        return context.resolve(held[1], accept=accept, at=self.atlas.clock.now())
 
     def describe(self, session_id: str, budget: int) -> str:
         """The active subgraph as context lines, cut to ``budget`` tokens (0: nothing)."""

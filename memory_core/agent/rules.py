@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from memory_core.agent.context_graph import ContextStage
 from memory_core.agent.intent import IntentDetector
-from memory_core.context import Applied
+from memory_core.context import Applied, Node, PendingReview
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
@@ -49,6 +49,10 @@ ReviewSink = Callable[[MemoryNode, int, str], str | None]
 key for the entity) for review; returns the knowledge item's id, None if not accepted."""
 EpisodeSink = Callable[[str, MemoryNode, Sequence[str]], str | None]
 """Record the episode memory folded from these ids of a session; returns the episode's id."""
+ContextReviewSink = Callable[[str, PendingReview, Node], str | None]
+"""Queue a change the task context graph held back (session, the change, the constraint in
+force) for a reviewer (``conflicts.context_items.ContextReviewSink``); returns the review
+item's id, which the stage keeps so the reviewer's answer reaches the graph."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,7 @@ class Orchestrator:
         "_unhealthy",
         "atlas",
         "context",
+        "context_review",
         "episodes",
         "intent",
         "review",
@@ -92,9 +97,11 @@ class Orchestrator:
         episodes: EpisodeSink | None = None,
         intent: IntentDetector | None = None,
         context: ContextStage | bool = True,
+        context_review: ContextReviewSink | None = None,
     ) -> None:
         self.atlas = atlas
         self.review = review
+        self.context_review = context_review
         self.episodes = episodes
         self.intent = intent or IntentDetector(atlas.embedder)
         self.context = (
@@ -196,7 +203,11 @@ class Orchestrator:
                 f"context change pending review: {item.existing_slot} {item.existing_value!r} "
                 f"-> {item.slot} {item.value!r} (similarity {item.similarity:.2f})"
             )
-            fired.append(self._fire(CONTEXT_REVIEW, session_id, item.existing_id, message, ()))
+            queued = self._queue_context(session_id, item)
+            sources = (item.memory_id,) if item.memory_id else ()
+            fired.append(
+                self._fire(CONTEXT_REVIEW, session_id, item.existing_id, message, sources, queued)
+            )
         health = applied.health
         if health is not None and not health.fired:
             self._unhealthy.discard(session_id)
@@ -207,6 +218,19 @@ class Orchestrator:
             if episode is not None:
                 fired.append(episode)
         return applied, fired
+
+    def _queue_context(self, session_id: str, item: PendingReview) -> str | None:
+        """The review item a held-back change went to (None without a sink)."""
+        stage, sink = self.context, self.context_review
+        if stage is None or sink is None:
+            return None
+        graph = stage.of(session_id).graph
+        if item.existing_id not in graph:
+            return None
+        queued = sink(session_id, item, graph.node(item.existing_id))
+        if queued is not None:
+            stage.hold(queued, session_id, item)
+        return queued
 
     def _fold_now(self, session_id: str, reason: str) -> RuleFired | None:
         if session_id not in self.atlas.sessions():

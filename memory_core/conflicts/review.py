@@ -106,6 +106,9 @@ class ConflictReview:
         self.atlas = atlas
         self.queue = queue
         self.policy = policy or ResolutionPolicy()
+        self.listeners: list[Callable[[ReviewItem, ReviewAction], None]] = []
+        """Told of every action applied (not of repeats or undos), after the atlas and the
+        queue changed: the task context graph applies an accepted change this way."""
         self._lock = threading.Lock()
 
     def act(
@@ -142,9 +145,12 @@ class ConflictReview:
             after = {**self._state(item, changes.created), "changes": changes.as_dict()}
             if merged_text is not None:
                 after["merged_text"] = merged_text
-            return self.queue.record(
+            entry = self.queue.record(
                 item_id, chosen.value, reviewer=who, at=at, before=before, after=after
             )
+        for listener in list(self.listeners):
+            listener(item, chosen)
+        return entry
 
     def act_many(
         self, item_ids: Iterable[str], action: ReviewAction | str, *, reviewer: str

@@ -10,12 +10,17 @@ database puts its graphs into the same snapshot and into the context graph table
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_core.agent.rules import CONTEXT_REVIEW
+from memory_core.conflicts.context_items import ACCEPTING, ContextReviewSink
+from memory_core.conflicts.context_items import is_context_item as is_context_item  # pages
+from memory_core.conflicts.items import ReviewAction, ReviewItem
 from memory_core.context.graph import ContextGraph
+from memory_core.context.model import Node, PendingReview
 from memory_core.dashboard.context_view import latest
 from memory_core.engine.events import RuleFired
 from memory_core.store.context_graphs import ContextEdgeRecord, ContextNodeRecord
@@ -28,7 +33,9 @@ from memory_core.store.context_io import (
 )
 
 if TYPE_CHECKING:
+    from memory_core.agent.context_graph import ContextStage
     from memory_core.agent.rules import Orchestrator
+    from memory_core.dashboard.conflict_view import ConflictDesk
     from memory_core.knowledge.items import Citation, KnowledgeItem
     from memory_core.store.context_graphs import ContextGraphRepository
 
@@ -91,14 +98,18 @@ def nodes_behind(
     graphs: Graphs, memory_ids: Iterable[str], sessions: Sequence[str]
 ) -> list[tuple[str, ContextNodeRecord]]:
     """(session, node) for the newest version of every node that came from one of
-    ``memory_ids``, looking in the graphs of ``sessions`` (those of a reviewed pair)."""
+    ``memory_ids`` or is one of them (a held-back context change whose value in force has
+    no memory left names its node), looking in the graphs of ``sessions`` (those of a
+    reviewed pair)."""
     wanted = {m for m in memory_ids if m}
     found: list[tuple[str, ContextNodeRecord]] = []
     for session_id in dict.fromkeys(sessions):
         graph = session_graph(graphs, session_id) if wanted else None
         if graph is not None:
             found += [
-                (session_id, n) for n in latest(graph.nodes) if wanted.intersection(n.memory_ids)
+                (session_id, n)
+                for n in latest(graph.nodes)
+                if n.id in wanted or wanted.intersection(n.memory_ids)
             ]
     return found
 
@@ -131,3 +142,39 @@ def save_graphs(graphs: Graphs, repo: ContextGraphRepository, atlas_id: str) -> 
         save_graph(repo, graph_key(atlas_id, s), graph, session_id=s)
         for s, graph in sorted(graphs.items())
     )
+
+
+class ContextReviewLink:
+    """The live loop's held-back context changes go to the Conflict review desk, and the
+    reviewer's answers come back to the graph.
+
+    The desk (``conflict_view.desk_for``: one queue per atlas, SQL when recording) is made
+    on the first change held back, and this link listens to its review service from then
+    on: "Accept new" (or a merge) applies the change in the session's graph, "Keep old" /
+    "Keep both" leave the graph as it is.
+    """
+
+    __slots__ = ("_desk", "_lock", "_stage", "_wired")
+
+    def __init__(self, desk: Callable[[], ConflictDesk], stage: ContextStage) -> None:
+        self._desk = desk
+        self._stage = stage
+        self._wired: ConflictDesk | None = None
+        self._lock = threading.Lock()
+
+    def __call__(self, session_id: str, pending: PendingReview, existing: Node) -> str:
+        desk = self._desk()
+        with self._lock:
+            if self._wired is not desk:
+                desk.review.listeners.append(self._answered)
+                self._wired = desk
+        return ContextReviewSink(desk.guard.atlas, desk.queue)(session_id, pending, existing)
+
+    def _answered(self, item: ReviewItem, action: ReviewAction) -> None:
+        self._stage.answer(item.id, accept=action in ACCEPTING)
+
+
+def connect_context_review(rules: Orchestrator, desk: Callable[[], ConflictDesk]) -> None:
+    """Route the orchestrator's held-back context changes to ``desk``'s review queue."""
+    if rules.context is not None:
+        rules.context_review = ContextReviewLink(desk, rules.context)

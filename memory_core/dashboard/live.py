@@ -19,6 +19,8 @@ from memory_core.context import ParserUnavailable
 from memory_core.context import warm as warm_parser
 from memory_core.dashboard.activity import SharedActivity
 from memory_core.dashboard.buffer import EventBuffer
+from memory_core.dashboard.conflict_view import desk_for
+from memory_core.dashboard.context_live import connect_context_review
 from memory_core.dashboard.demo import DEMO_CONFIG, DEMO_PRESET, DemoPlayer
 from memory_core.dashboard.eviction_view import RestoreLedger
 from memory_core.embedding.base import Embedder
@@ -142,6 +144,7 @@ class LiveSystem:
             if record
             else Recording(None, None, "recording is off")
         )
+        connect_context_review(self.player.rules, lambda: desk_for(self.atlas, self.recording.db))
 
     @classmethod
     def from_env(cls) -> LiveSystem:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory_core.agent.rules import EPISODE, FORGET_REQUEST, KNOWLEDGE_REVIEW
+from memory_core.agent.rules import CONTEXT_REVIEW, EPISODE, FORGET_REQUEST, KNOWLEDGE_REVIEW
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import to_datetime
 from memory_core.engine.events import RuleFired
@@ -58,6 +58,9 @@ class RuleRow:
             EPISODE: f"episode memory {self.node_id}",
             KNOWLEDGE_REVIEW: f"knowledge item {self.item_id}" if self.item_id else "not submitted",
             FORGET_REQUEST: "tombstoned (kept for audit)",
+            CONTEXT_REVIEW: f"conflict review item {self.item_id} (node {self.node_id})"
+            if self.item_id
+            else f"not queued (node {self.node_id})",
         }.get(self.rule, self.node_id)
         return {
             "when": to_datetime(self.at),

@@ -18,6 +18,7 @@ from memory_core.agent.rules import CONTEXT_REVIEW
 from memory_core.conflicts.items import ItemDraft, ReviewAction
 from memory_core.context.extract.slots import SlotValue
 from memory_core.context.extract.turn import EntityMention, TurnFacts
+from memory_core.context.model import NodeType, PendingReview
 from memory_core.dashboard.conflict_view import desk_for
 from memory_core.dashboard.context_live import (
     item_memories,
@@ -170,6 +171,37 @@ def test_conflict_review_lists_the_nodes_of_the_pair_with_links(app: AppTest) ->
     assert "hotel limit" in set(nodes["slot"]) and set(nodes["type"]) >= {"Goal", "Constraint"}
     links = [e for e in app.get("page_link") if "in the live graph" in e.proto.label]
     assert links and all("view=entities" in e.proto.query_string for e in links)
+
+
+def test_a_held_back_context_change_reaches_the_review_page_and_its_answer_the_graph(
+    app: AppTest,
+) -> None:
+    app.run()
+    system = live_system()
+    said = system.atlas.add("hotel up to 150 EUR, then 180", session_id="trip")
+    talk_about_a_trip(system, memories=("m0", said.id, "m2"))
+    stage = system.player.rules.context
+    sink = system.player.rules.context_review
+    assert stage is not None and sink is not None
+    graph = stage.of("trip").graph
+    in_force = next(n for n in graph.nodes(NodeType.CONSTRAINT) if n.attr("value") == "180 EUR")
+    unsure = PendingReview(
+        "user", "room cap", "200 EUR", in_force.id, "hotel limit", "180 EUR", 0.7, 4, None,
+        (("kind", "money"), ("number", 200.0), ("unit", "EUR")),
+    )  # fmt: skip
+    item_id = sink("trip", unsure, in_force)
+    assert item_id is not None
+    stage.hold(item_id, "trip", unsure)
+    app.switch_page("pages/conflict_review.py")
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert any(in_force.id in str(t.value) for t in app.text)  # the reason names the node
+    links = [e for e in app.get("page_link") if in_force.id in e.proto.label]
+    assert links and f"focus={in_force.id}" in links[0].proto.query_string
+    desk = desk_for(system.atlas, None)
+    desk.review.act(item_id, ReviewAction.ACCEPT_NEW, reviewer="ana")
+    now = [n for n in graph.nodes(NodeType.CONSTRAINT) if n.attr("slot") == "hotel limit"]
+    assert [n.attr("value") for n in now] == ["200 EUR"] and stage.held() == {}
 
 
 def test_knowledge_audit_lists_the_nodes_of_a_corrected_statement(app: AppTest) -> None:
