@@ -12,6 +12,11 @@ they exceed ``rebuild_fraction`` of the index. FAISS sees private labels (its ow
 numbers), never the caller's ids: an id removed and later added again (the atlas reuses
 slots) gets a fresh label, so its tombstoned old vector can neither hide nor impersonate
 the new one. Ids are non-negative ints (the atlas's slots), id -> label an array.
+
+The HNSW graph holds its vectors as 8-bit codes (one byte per component, over the range
+the vectors had when the graph was built), which makes its searches and inserts cheaper
+than over float32; the float32 rows sit in a flat store beside it, and the graph's best
+``2k + COARSE_SLACK`` candidates are scored again from them, so similarities are exact.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ best ``2k + COARSE_SLACK`` labels are then scored again exactly in float32 by FA
 kernel: the same similarities as a float32 scan, for about a third of its cost at 20k.
 Smaller indexes (every per-conversation atlas) are scanned in float32 alone."""
 COARSE_SLACK = 32
+"""Candidates beyond ``2k`` scored again in float32, by an exact index's float16 scan and
+by the 8-bit HNSW graph alike."""
 
 _SWIG: Any = faiss
 """faiss, for the SWIG classes its type stubs do not cover."""
@@ -46,13 +53,46 @@ def _single_threaded() -> None:
     faiss.omp_set_num_threads(1)
 
 
-def _rows(index: Any, hnsw: bool, dim: int) -> np.ndarray:
-    """Zero-copy view of every row stored in a FAISS flat or HNSW-flat ``index`` (valid
-    until the next add to that index object)."""
-    flat: Any = faiss.downcast_index(index.storage) if hnsw else index
+def _rows(flat: Any, dim: int) -> np.ndarray:
+    """Zero-copy view of every row stored in a FAISS flat index (valid until the next add
+    to that index object)."""
     n = int(flat.ntotal)
     view: np.ndarray = faiss.rev_swig_ptr(flat.get_xb(), n * dim)
     return view.reshape(n, dim)
+
+
+def quantiser_range(vectors: np.ndarray) -> np.ndarray:
+    """The 8-bit quantiser's per-component range for ``vectors`` (each component's lowest
+    value, then its span, as FAISS keeps them), widened by an eighth of the span on each
+    side so that vectors added later mostly fall inside it (a component outside is clipped
+    in its code alone: candidates are scored again from the float32 rows)."""
+    if not len(vectors):
+        dim = vectors.shape[1]
+        return np.concatenate([np.full(dim, -1.0), np.full(dim, 2.0)]).astype(np.float32)
+    low, high = vectors.min(axis=0), vectors.max(axis=0)
+    pad = np.maximum((high - low) / 8, 1e-3)
+    return np.concatenate([low - pad, high - low + 2 * pad]).astype(np.float32)
+
+
+def quantised_hnsw(dim: int, m: int, ef_construction: int, ef_search: int, span: np.ndarray) -> Any:
+    """An empty HNSW index (inner product) over 8-bit codes of each component within
+    ``span`` (``quantiser_range``): set, not trained, so an index rebuilt from a snapshot
+    encodes every vector exactly as the saved one did."""
+    index: Any = faiss.IndexHNSWSQ(
+        dim, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT
+    )
+    storage: Any = faiss.downcast_index(index.storage)
+    faiss.copy_array_to_vector(np.ascontiguousarray(span, dtype=np.float32), storage.sq.trained)
+    storage.is_trained = index.is_trained = True
+    index.hnsw.efConstruction = ef_construction
+    index.hnsw.efSearch = ef_search
+    return index
+
+
+def quantiser_span(index: Any) -> np.ndarray:
+    """The ``quantiser_range`` an index made by ``quantised_hnsw`` encodes with."""
+    span: np.ndarray = faiss.vector_to_array(faiss.downcast_index(index.storage).sq.trained)
+    return span.astype(np.float32, copy=False)
 
 
 class PinnedRows:
@@ -64,20 +104,20 @@ class PinnedRows:
     under ``lock`` (the lock every add takes), which is never held for long.
     """
 
-    __slots__ = ("_dim", "_hnsw", "_index", "labels")
+    __slots__ = ("_dim", "_flat", "labels")
 
     CHUNK = 2048
     """Rows per gather (3 MB of 384-d vectors, ~2 ms)."""
 
-    def __init__(self, index: Any, hnsw: bool, dim: int, labels: np.ndarray) -> None:
-        self._index, self._hnsw, self._dim, self.labels = index, hnsw, dim, labels
+    def __init__(self, flat: Any, dim: int, labels: np.ndarray) -> None:
+        self._flat, self._dim, self.labels = flat, dim, labels
 
     def read(self, lock: AbstractContextManager[Any]) -> np.ndarray:
         out = np.empty((len(self.labels), self._dim), dtype=np.float32)
         for start in range(0, len(self.labels), self.CHUNK):
             stop = start + self.CHUNK
             with lock:
-                out[start:stop] = _rows(self._index, self._hnsw, self._dim)[self.labels[start:stop]]
+                out[start:stop] = _rows(self._flat, self._dim)[self.labels[start:stop]]
         return out
 
 
@@ -99,6 +139,7 @@ class VectorIndex:
         "_dim",
         "_ef_construction",
         "_ef_search",
+        "_exact",
         "_external",
         "_hnsw",
         "_index",
@@ -133,7 +174,8 @@ class VectorIndex:
         self._n_live = 0
         self._bitmap: np.ndarray | None = None  # packed ``_live``, built when tombstones exist
         self._hnsw = False
-        self._index: faiss.Index = faiss.IndexFlatIP(dim)
+        self._index: Any = faiss.IndexFlatIP(dim)  # flat, or HNSW over 8-bit codes
+        self._exact: Any = self._index  # the float32 rows of every label (flat storage)
         self._coarse: Any = None  # float16 copy of an exact index's rows, same labels
 
     @property
@@ -172,10 +214,11 @@ class VectorIndex:
         n = int(self._index.ntotal)
         return self._index, np.where(self._live[:n], self._external[:n], -1)
 
-    def adopt(self, index: Any, ids: np.ndarray) -> None:
-        """Take over an HNSW index built from a snapshot's graph (this one must be empty);
-        label ``i`` holds id ``ids[i]``, -1 a deleted vector."""
-        self._index, self._hnsw, self._coarse = index, True, None
+    def adopt(self, index: Any, exact: Any, ids: np.ndarray) -> None:
+        """Take over an HNSW index built from a snapshot's graph (``quantised_hnsw``) and
+        the flat index of its float32 rows (this one must be empty); label ``i`` holds id
+        ``ids[i]``, -1 a deleted vector."""
+        self._index, self._exact, self._hnsw, self._coarse = index, exact, True, None
         self._external = _grown(self._external, len(ids), 0)
         self._live = _grown(self._live, len(ids), False)
         live = np.flatnonzero(ids >= 0)
@@ -196,6 +239,8 @@ class VectorIndex:
             self._index.add(vectors)
         except (RuntimeError, ValueError, AssertionError) as exc:
             raise IndexError_(f"vector index rejected {len(ids)} vectors: {exc}") from exc
+        if self._exact is not self._index:
+            self._exact.add(vectors)
         if self._coarse is not None:
             self._coarse.add(vectors)
         self._remember(ids, np.arange(start, start + len(ids), dtype=np.int64))
@@ -258,11 +303,11 @@ class VectorIndex:
     def pin(self, ids: np.ndarray) -> PinnedRows:
         """The stored vectors of ``ids``, to ``read`` later (a snapshot copies them
         outside the atlas lock, a chunk at a time)."""
-        return PinnedRows(self._index, self._hnsw, self._dim, self._labels(ids))
+        return PinnedRows(self._exact, self._dim, self._labels(ids))
 
     def pin_labels(self, labels: np.ndarray) -> PinnedRows:
         """Like ``pin``, by FAISS label (``graph`` gives them: deleted vectors too)."""
-        return PinnedRows(self._index, self._hnsw, self._dim, labels)
+        return PinnedRows(self._exact, self._dim, labels)
 
     def _labels(self, ids: np.ndarray) -> np.ndarray:
         keys = np.asarray(ids, dtype=np.int64).reshape(-1)
@@ -284,7 +329,11 @@ class VectorIndex:
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
         params = self._params(scope)
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        if not self._hnsw and self._index.ntotal >= COARSE_FROM:
+        if self._hnsw:
+            wide = min(2 * want + COARSE_SLACK, max(want, self._ef_search))
+            _, candidates = self._index.search(queries, wide, params=params)
+            sims, labels = self._rescored(queries, candidates, want)
+        elif self._index.ntotal >= COARSE_FROM:
             sims, labels = self._search_coarse(queries, want, params)
         else:
             sims, labels = self._index.search(queries, want, params=params)
@@ -304,6 +353,13 @@ class VectorIndex:
             self._coarse.add(self._stored())
         wide = min(2 * k + COARSE_SLACK, int(self._index.ntotal))
         _, candidates = self._coarse.search(queries, wide, params=params)
+        return self._rescored(queries, candidates, k)
+
+    def _rescored(
+        self, queries: np.ndarray, candidates: np.ndarray, k: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(similarities, labels): each query's best ``k`` of its ``candidates`` labels
+        (-1 none) by their float32 rows, FAISS's own kernel; -1 labels where fewer."""
         stored = self._stored()
         sims = np.full((len(queries), k), -np.finfo(np.float32).max, dtype=np.float32)
         labels = np.full((len(queries), k), -1, dtype=np.int64)
@@ -349,7 +405,7 @@ class VectorIndex:
 
     def _stored(self) -> np.ndarray:
         """Zero-copy view of every stored row (valid until the next add or rebuild)."""
-        return _rows(self._index, self._hnsw, self._dim)
+        return _rows(self._exact, self._dim)
 
     def _live_labels(self) -> np.ndarray:
         return np.flatnonzero(self._live[: self._index.ntotal])
@@ -370,16 +426,19 @@ class VectorIndex:
         """Fresh index of the live vectors, relabelled 0..n-1 in insertion order."""
         live = self.ids()
         vectors = self.reconstruct(live)
-        index: faiss.Index
+        exact: Any = faiss.IndexFlatIP(self._dim)
+        index = exact
         if hnsw:
-            index = faiss.IndexHNSWFlat(self._dim, self._m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = self._ef_construction
-            index.hnsw.efSearch = self._ef_search
-        else:
-            index = faiss.IndexFlatIP(self._dim)
-        if len(live):
+            index = quantised_hnsw(
+                self._dim,
+                self._m,
+                self._ef_construction,
+                self._ef_search,
+                quantiser_range(vectors),
+            )
             index.add(vectors)
-        self._index, self._hnsw, self._coarse = index, hnsw, None
+        exact.add(vectors)
+        self._index, self._exact, self._hnsw, self._coarse = index, exact, hnsw, None
         self._label_of[:] = -1
         self._live[:] = False
         self._n_live = 0

@@ -107,13 +107,13 @@ def freeze(state: AtlasState) -> Frozen:
 def complete(frozen: Frozen, lock: AbstractContextManager[Any]) -> Capture:
     """The rest of the copy, outside the lock but for the vector gathers (each under
     ``lock``, the atlas's, held a few milliseconds per chunk)."""
-    graph = {name: frozen.arrays.pop(name) for name in hnsw.MEMBERS if name in frozen.arrays}
+    graph = {name: frozen.arrays.pop(name) for name in hnsw.WRITTEN if name in frozen.arrays}
     arrays = frozen.arrays  # the file's member order: columns, vectors, edges, graph
     arrays[EMBEDDINGS] = frozen.vectors.read(lock)
     arrays.update(_edges(frozen.edges, frozen.row_of))
     if frozen.deleted is not None:
         graph["graph_deleted"] = frozen.deleted.read(lock)
-        arrays.update({name: graph[name] for name in hnsw.MEMBERS})
+        arrays.update({name: graph[name] for name in hnsw.WRITTEN})
     ids, contents, metadata, provenance = frozen.by_slot
     order = frozen.order
     return Capture(

@@ -20,9 +20,16 @@ from typing import Any
 import faiss
 import numpy as np
 
+from memory_core.engine.index.vector import quantised_hnsw, quantiser_range, quantiser_span
 from memory_core.engine.snapshot.layout import Refusal
 
 MEMBERS = ("graph_rows", "graph_deleted", "graph_levels", "graph_neighbors")
+SPAN = "graph_span"
+"""The 8-bit quantiser's range (float32, each component's low end then its span): written
+since the graph holds 8-bit codes; a file without it (its graph was built over float32
+rows) gets the range of its own vectors."""
+WRITTEN = (*MEMBERS, SPAN)
+"""Every graph member a snapshot is written with (``MEMBERS`` are required to read one)."""
 _CHUNK = 8192
 
 
@@ -45,6 +52,7 @@ def capture(
         "graph_rows": rows.astype(np.int64),
         "graph_levels": faiss.vector_to_array(hnsw.levels).astype(np.int32, copy=False),
         "graph_neighbors": faiss.vector_to_array(hnsw.neighbors).astype(np.int32, copy=False),
+        SPAN: quantiser_span(index),
     }
     return header, members, np.flatnonzero(ids < 0)
 
@@ -92,6 +100,16 @@ def check(header: Any, arrays: dict[str, np.ndarray], n: int, dim: int, m: int) 
         raise Refusal(
             f"graph_neighbors must be int32 of shape ({int(cum[levels].sum())},), as the levels give, got {neighbors.dtype} {neighbors.shape}"
         )
+    span = arrays.get(SPAN)
+    if span is not None and (
+        span.dtype != np.float32
+        or span.shape != (2 * dim,)
+        or not np.isfinite(span).all()
+        or (span[dim:] <= 0).any()
+    ):
+        raise Refusal(
+            f"{SPAN} must be {2 * dim} finite float32 (lows, then spans > 0), got {span.dtype} {span.shape}"
+        )
     if ((neighbors < -1) | (neighbors >= size)).any():
         raise Refusal(f"graph_neighbors must hold labels from 0 to {size - 1} or -1")
     entry, top = header["entry_point"], header["max_level"]
@@ -104,17 +122,25 @@ def build(
     arrays: dict[str, np.ndarray],
     embeddings: np.ndarray,
     ef_construction: int,
-) -> tuple[Any, np.ndarray]:
-    """(the FAISS HNSW index, the memory row of each label, -1 deleted) from checked arrays."""
+    ef_search: int,
+) -> tuple[Any, Any, np.ndarray]:
+    """(the HNSW index over 8-bit codes, the flat index of its float32 rows, the memory row
+    of each label, -1 deleted) from checked arrays. The graph is the same whether the file
+    was written by an index over float32 rows or over 8-bit codes: the codes follow from
+    the float32 rows and the quantiser's range (``SPAN``, or the file's vectors' range)."""
     rows, deleted = arrays["graph_rows"], arrays["graph_deleted"]
     dim = embeddings.shape[1]
-    index = faiss.IndexHNSWFlat(dim, header["m"], faiss.METRIC_INNER_PRODUCT)
-    storage = faiss.downcast_index(index.storage)
-    # label order, gathered in chunks: no second full-size copy of the vectors
     source = np.concatenate([embeddings, deleted]) if len(deleted) else embeddings
+    span = arrays.get(SPAN)
+    span = quantiser_range(source) if span is None else span
+    index = quantised_hnsw(dim, header["m"], ef_construction, ef_search, span)
+    storage, exact = faiss.downcast_index(index.storage), faiss.IndexFlatIP(dim)
+    # label order, gathered in chunks
     order = np.where(rows >= 0, rows, len(embeddings) + np.cumsum(rows < 0) - 1)
     for start in range(0, len(order), _CHUNK):
-        storage.add(source[order[start : start + _CHUNK]])
+        chunk = source[order[start : start + _CHUNK]]
+        storage.add(chunk)
+        exact.add(chunk)
     hnsw: Any = index.hnsw  # the SWIG class's stubs lack its tables
     levels = arrays["graph_levels"]
     offsets = np.zeros(len(levels) + 1, dtype=np.int64)
@@ -123,9 +149,8 @@ def build(
     faiss.copy_array_to_vector(offsets.astype(np.uint64), hnsw.offsets)
     faiss.copy_array_to_vector(arrays["graph_neighbors"], hnsw.neighbors)
     hnsw.entry_point, hnsw.max_level = header["entry_point"], header["max_level"]
-    hnsw.efConstruction = ef_construction
     index.ntotal = len(rows)
-    return index, rows
+    return index, exact, rows
 
 
 def _cumulative(dim: int, m: int) -> np.ndarray:

@@ -171,7 +171,7 @@ def _check(raw: Raw) -> SnapshotData:
     graph = None
     if header.setdefault("graph", None) is not None:
         hnsw.check(header["graph"], arrays, n, dim, config.hnsw_m)
-        graph = {name: arrays[name] for name in hnsw.MEMBERS}
+        graph = {name: arrays[name] for name in hnsw.WRITTEN if name in arrays}
     return SnapshotData(
         config,
         header,

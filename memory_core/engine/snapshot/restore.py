@@ -52,11 +52,15 @@ def _restore(state: AtlasState, data: SnapshotData) -> None:
     vectors: np.ndarray | None = data.embeddings
     if data.graph is not None:  # the saved HNSW graph instead of minutes of rebuilding
         cfg = state.config
-        index, rows = hnsw.build(
-            header["graph"], data.graph, data.embeddings, cfg.hnsw_ef_construction
+        index, exact, rows = hnsw.build(
+            header["graph"],
+            data.graph,
+            data.embeddings,
+            cfg.hnsw_ef_construction,
+            state.vectors.ef_search,
         )
         state.vectors.adopt(
-            index, np.where(rows >= 0, slots[np.maximum(rows, 0)] if n else rows, -1)
+            index, exact, np.where(rows >= 0, slots[np.maximum(rows, 0)] if n else rows, -1)
         )
         vectors = None
     if n:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faiss
 import numpy as np
 import pytest
 
@@ -246,3 +247,24 @@ def test_float16_preselection_gives_the_float32_scan_bit_for_bit(
         if i == 301:
             index.add(np.arange(400, 600), rows[400:])  # the float16 copy keeps in step
     assert index._coarse is not None and index._coarse.ntotal == index._index.ntotal
+
+
+def test_hnsw_searches_8bit_codes_and_scores_the_candidates_in_float32() -> None:
+    """The graph holds 8-bit codes; the similarities returned are the float32 rows' own
+    (FAISS's kernel over the stored rows), best first, and the rows read back are the
+    float32 ones added, not their codes."""
+    vectors = unit_rows(300, seed=7)
+    index = VectorIndex(DIM, hnsw_threshold=100, m=8, ef_search=64)
+    index.add(np.arange(300), vectors)
+    assert index.kind == "hnsw"
+    assert faiss.downcast_index(index._index.storage).code_size == DIM  # a byte a component
+    np.testing.assert_array_equal(index.reconstruct(np.arange(300)), vectors)
+    for probe in range(0, 300, 13):
+        query = unit_rows(1, seed=1000 + probe)[0]
+        sims, ids = index.search(query, 10)
+        exact = faiss.knn(
+            query[None], vectors[np.sort(ids)], len(ids), metric=faiss.METRIC_INNER_PRODUCT
+        )
+        np.testing.assert_array_equal(sims, exact[0][0])
+        brute = np.sort(vectors @ query)[::-1][:10]
+        np.testing.assert_allclose(sims, brute, rtol=1e-5)  # a graph this small finds all

@@ -461,6 +461,8 @@ def set_graph(change: Any) -> Any:
         (set_row("graph_levels", 0, 0), "graph_levels must be"),
         (set_row("graph_rows", 0, -1), "graph_rows must hold every memory row"),
         (lambda a: a.pop("graph_deleted"), "lacks the member 'graph_deleted'"),
+        (set_row("graph_span", DIM, 0.0), "graph_span must be"),
+        (set_row("graph_span", 0, np.nan), "graph_span must be"),
     ],
 )
 def test_every_part_of_the_graph_is_checked(
@@ -471,6 +473,27 @@ def test_every_part_of_the_graph_is_checked(
     with pytest.raises(InputError) as info:
         load(bad)
     assert fragment in str(info.value)
+
+
+def test_a_graph_saved_before_the_8bit_index_loads_and_searches_alike(
+    make_atlas: AtlasFactory, tmp_path: Path
+) -> None:
+    """A file whose graph was written over float32 rows has no ``graph_span``: the graph
+    is kept and the quantiser takes the range of the file's own vectors."""
+    atlas = hnsw_atlas(make_atlas)
+    path = atlas.save_snapshot(tmp_path / "a.npz")
+    assert "graph_span" in members(path)
+    old = rewrite(path, tmp_path / "old.npz", lambda a: a.pop("graph_span"))
+    loaded = load(old)
+    assert loaded._s.vectors.kind == "hnsw"
+    assert loaded._s.vectors.tombstones == 2  # the saved graph, not a rebuild
+    assert fields_of(loaded) == fields_of(atlas)
+    for query in ("topic 3", "place 4 note", "nothing like it"):
+        got = [(h.node.id, h.score) for h in loaded.retrieve(query, reinforce=False, top_k=5)]
+        want = [(h.node.id, h.score) for h in atlas.retrieve(query, reinforce=False, top_k=5)]
+        assert got == want
+    resaved = members(loaded.save_snapshot(tmp_path / "again.npz"))
+    assert resaved["graph_span"].shape == (2 * DIM,)
 
 
 def test_a_snapshot_without_a_graph_rebuilds_the_index(
