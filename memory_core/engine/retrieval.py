@@ -20,6 +20,14 @@ the question never outranks one that has; above it they order the related ones. 
 the gate, 200 heartbeat lines reinforced to the weight cap outranked "I am allergic to
 peanuts" for "What food allergy do I have?" (issue #25).
 
+A caller may name memories it knows to be about the query (``Query.hints``: memory id
+-> a score on BM25's scale, e.g. the agent loop's entity route, ``agent/entity_route.py``).
+They join the candidates and their hint stands in for BM25 where it is larger:
+``bm25 = max(bm25, hint)`` before saturation. So a hinted memory competes as if it shared
+one word of that weight with the query: it neither adds to its own words' score nor
+outranks a closer or more lexically similar memory by being hinted. Hints take no part
+in fusion or graph expansion.
+
 Only candidates are touched: the cost depends on the number of candidates, not on the
 size of the atlas nor on how many sessions it holds. Dense and BM25 candidates come from
 the atlas-wide indexes, scoped to the home session when ``cross_session`` is off; a
@@ -52,6 +60,9 @@ class Query:
     since: float | None
     until: float | None
     metadata: Mapping[str, Any] | None
+    hints: Mapping[str, float] | None = None
+    """Memory id -> score on BM25's scale, for memories a caller knows to be about the
+    query (validated; ids the atlas no longer holds are left out)."""
 
 
 @dataclass(slots=True)
@@ -91,7 +102,8 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
         if len(graph_slots):
             order = np.lexsort((graph_slots, -graph_scores))
             graph_slots, graph_scores = graph_slots[order], graph_scores[order]
-    lists = {"dense": dense_slots, "lexical": lex_slots, "graph": graph_slots}
+    hint_slots, hint_scores = _hinted(state, query, now, scope)
+    lists = {"dense": dense_slots, "lexical": lex_slots, "graph": graph_slots, "hint": hint_slots}
     slots = np.unique(np.concatenate(tuple(lists.values())))  # every candidate once
     if not len(slots):
         return _empty()
@@ -103,8 +115,10 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     lexical = _lookup(slots, lex_slots, lex_scores, 0.0)
     graph = _lookup(slots, graph_slots, graph_scores, 0.0)
 
+    evidence = np.maximum(lexical, _lookup(slots, hint_slots, hint_scores, 0.0))
+
     table = state.table
-    saturated = lexical / (lexical + cfg.lexical_saturation)
+    saturated = evidence / (evidence + cfg.lexical_saturation)
     relevance = (1.0 - cfg.lexical_share) * np.clip(
         cosine, 0.0, 1.0
     ) + cfg.lexical_share * saturated
@@ -298,6 +312,22 @@ def _eligible(
                 meta = table.metadata[slot] or {}
                 ok[i] = all(meta.get(k) == v for k, v in wanted)
     return ok
+
+
+def _hinted(
+    state: AtlasState, query: Query, now: float, scope: SessionState | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The caller's hinted (slots, scores) that are held, eligible and scored above 0,
+    sorted by slot."""
+    slot_of = state.table.slot_of
+    held = [(slot_of[i], s) for i, s in (query.hints or {}).items() if s > 0 and i in slot_of]
+    if not held:
+        return np.empty(0, np.int64), np.empty(0)
+    slots = np.fromiter((h[0] for h in held), dtype=np.int64, count=len(held))
+    scores = np.fromiter((h[1] for h in held), dtype=np.float64, count=len(held))
+    keep = _eligible(state, slots, query, now, scope)
+    order = np.argsort(slots[keep], kind="stable")
+    return slots[keep][order], scores[keep][order]
 
 
 def _fuse(ranked: tuple[np.ndarray, ...], k: float) -> tuple[np.ndarray, np.ndarray]:

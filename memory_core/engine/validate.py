@@ -106,6 +106,18 @@ def metadata(value: object, field: str = "metadata") -> dict[str, Any]:
     return dict(value)
 
 
+def hints(value: object, field: str = "hints") -> dict[str, float]:
+    """``{memory id: score >= 0}`` (a retrieval's caller-given candidates)."""
+    if not isinstance(value, Mapping):
+        raise InputError(field, f"must be a mapping of memory id to score, got {value!r}")
+    out = {}
+    for key, score in value.items():
+        if not isinstance(key, str):
+            raise InputError(field, f"keys must be memory ids (strings), got {key!r}")
+        out[key] = finite(score, f"{field}[{key!r}]", low=0.0)
+    return out
+
+
 def string_tuple(values: Iterable[object] | None, field: str) -> tuple[str, ...]:
     if values is None:
         return ()
