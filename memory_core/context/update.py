@@ -22,8 +22,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from memory_core.context.extract import labels
-from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY
-from memory_core.context.extract.slots import ASSISTANT, CHOICE, NUMBER, SlotValue
+from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY, number_of
+from memory_core.context.extract.slots import (
+    ASSISTANT,
+    CHOICE,
+    NUMBER,
+    OTHER_PERSON,
+    USER,
+    SlotValue,
+)
 from memory_core.context.extract.turn import EntityMention, TurnFacts
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import (
@@ -118,6 +125,10 @@ class TaskContext:
         self.goal_id: str | None = None
         self._slot_vectors: dict[str, np.ndarray] = {}
         self._changes: deque[_Change] = deque(maxlen=64)
+        self._offered: list[SlotValue] = []
+        """The other side's values of the turn just before: a confirmation adopts them."""
+        self._asked_change = False
+        """The user's turn just before asked for a change: the reply reports what was set."""
         self._lock = threading.RLock()
         self.graph.put_node(
             Node(self.graph.user_id, NodeType.USER, user, normalise(user), recorded_at=0.0)
@@ -203,6 +214,8 @@ class _Step:
             return
         if facts.intent == labels.CONFIRM:
             self.validate()
+            if facts.speaker != ASSISTANT:
+                self.adopt(self.ctx._offered)
         closed = None
         if (
             facts.intent == labels.CANCEL
@@ -216,8 +229,14 @@ class _Step:
         self.entities(facts.entities)
         for value in facts.slots:
             self.slot(value)
+        offered = [v for v in facts.slots if v.subject in _OFFERERS and v.kind not in _NOT_OFFERS]
+        if facts.speaker == ASSISTANT and self.ctx._asked_change and "?" not in facts.text:
+            self.adopt(offered)  # "Moved to Friday 9:10 am": the reply to a change records it
+            offered = []
         if self.change.added or self.change.deprecated:
             self.ctx._changes.append(self.change)
+        self.ctx._offered = offered if facts.speaker == ASSISTANT else []
+        self.ctx._asked_change = facts.speaker != ASSISTANT and facts.intent == labels.CHANGE
 
     # -- nodes and edges ---------------------------------------------------------------
     def _new_node(self, type_: NodeType, key: str, label: str, attrs: dict[str, Scalar]) -> Node:
@@ -406,6 +425,15 @@ class _Step:
         graph, settings = self.graph, self.ctx.settings
         slot = value.slot
         existing = graph.active_for_slot(value.subject, slot)
+        if existing is not None and not _comparable(value, existing):
+            value = replace(value, slot=f"{slot} {value.kind}")  # "760 USD": no count of sessions
+            slot = value.slot
+            existing = graph.active_for_slot(value.subject, slot)
+        named = self._holding(value) if value.replaces else None
+        if named is not None:  # "8 instead of 7:30": the user named the value it replaces
+            existing, slot, forced = named, str(named.attr("slot")), True
+        elif value.replaces and existing is None and value.topic is not None:
+            existing = self._said_before(value)
         if existing is None:
             existing, slot, similarity = self._similar_slot(value)
             if existing is None and value.kind == NUMBER and value.topic is None:
@@ -437,6 +465,61 @@ class _Step:
                 if ref.active and graph.node(ref.target).attr("kind") in _TRANSACTION_KINDS:
                     self._edge(node.id, EdgeType.MODIFIES, ref.target)
 
+    def _holding(self, value: SlotValue) -> Node | None:
+        """The subject's constraint in force whose value is the one ``value`` replaces
+        ("instead of 7:30" -> the 7:30 pm table time), the latest when several hold it."""
+        said = str(value.replaces)
+        holding = [
+            node
+            for _, _, node in self.graph.active_slots(value.subject)
+            if node.id not in self.change.constraints and _holds(node, said)
+        ]
+        return max(holding, key=lambda n: n.recorded_at) if holding else None
+
+    def _said_before(self, value: SlotValue) -> Node | None:
+        """The value a change names as replaced, when no constraint holds it yet ("make it
+        9pm not 6" before any time was set): kept as the slot's earlier value, replaced."""
+        said = str(value.replaces)
+        number = number_of(said)
+        earlier = replace(
+            value, value=said, number=number, resolved=None, replaces=None, negated=False,
+            start=0, end=0,
+        )  # fmt: skip
+        key = self._key(earlier, value.slot)
+        ident = node_id(self.graph.user, self.facts.at, NodeType.CONSTRAINT, key)
+        if ident in self.graph:  # said before: never revived here (it may be forgotten)
+            known = self.graph.node(ident)
+            return known if known.active else None
+        attrs = _attributes(earlier, value.slot, self.facts.intent)
+        return self._new_node(NodeType.CONSTRAINT, key, f"{value.slot}: {said}", attrs)
+
+    def adopt(self, offered: list[SlotValue]) -> None:
+        """A confirmation ("yes", "grab it", "fine") accepts what the other side just
+        proposed ("Shall I book the 7pm table?"): its values become the speaker's
+        constraints and are VALIDATED. Alternatives (two values for one slot: "Thursday
+        4:40 pm or Friday 9:10 am") and prices (what something costs is no limit the
+        user set) are left out, and so is a value already in force."""
+        slots = [v.slot for v in offered]
+        for value in offered:
+            if slots.count(value.slot) > 1 or self._in_force(value):
+                continue
+            own = replace(value, subject=self._adopter)
+            before = len(self.change.constraints)
+            self.constraint(own)
+            for ident in self.change.constraints[before:]:
+                if self.graph.node(ident).active:
+                    self._edge(self.graph.user_id, EdgeType.VALIDATES, ident)
+
+    def _in_force(self, value: SlotValue) -> bool:
+        subject = self._adopter
+        return any(_holds(node, value.value) for _, _, node in self.graph.active_slots(subject))
+
+    @property
+    def _adopter(self) -> str:
+        """Whose constraints adopted values become: the speaker's, the user's when the
+        assistant records a change it made."""
+        return USER if self.facts.speaker == ASSISTANT else self.facts.speaker
+
     def _key(self, value: SlotValue, slot: str) -> str:
         if value.number is not None:
             amount = f"{value.number:g} {value.unit or ''} {value.per or ''}"
@@ -456,7 +539,7 @@ class _Step:
         candidates = [
             (slot, node)
             for _, slot, node in self.graph.active_slots(value.subject)
-            if _family(str(node.attr("kind"))) == family and _same_unit(value.unit, node)
+            if _family(str(node.attr("kind"))) == family and _comparable(value, node)
         ]
         if value.topic is None and value.kind != CHOICE and candidates:
             if value.kind == NUMBER:
@@ -553,6 +636,42 @@ class _Step:
             if node.type is NodeType.GOAL:
                 self.ctx.goal_id = ident
             self.applied.restored.append(ident)
+
+
+_OFFERERS = frozenset({ASSISTANT, OTHER_PERSON})
+"""Whose values in the other side's turn are an offer: its own, or a third party's it
+relays ("They have 9:15 for five on Saturday")."""
+_NOT_OFFERS = frozenset({IDENTIFIER, MONEY, AMOUNT})
+"""Kinds of the other side's values a confirmation does not adopt: ids are entities'
+attributes, and a price is what something costs, not a limit the user set."""
+
+
+def _holds(node: Node, said: str) -> bool:
+    """Whether a constraint's value is ``said``: the same number ("six" and 6), the same
+    words ("the red one" in "the red one"), or a time said without its suffix ("6" for
+    "6pm", "7:30" for "7:30 pm")."""
+    value = normalise(str(node.attr("value") or ""))
+    wanted = normalise(said).removeprefix("the ")
+    if not value or not wanted:
+        return False
+    number = number_of(wanted)
+    if number is not None and node.attr("number") == number:
+        return True
+    if wanted == value or f" {wanted} " in f" {value} ":
+        return True
+    return (
+        wanted[0].isdigit() and value.startswith(wanted) and not value[len(wanted) :][:1].isdigit()
+    )
+
+
+def _comparable(value: SlotValue, node: Node) -> bool:
+    """Whether a value can replace a constraint of the same slot name: the same family and
+    unit, and not an amount against a count of a noun ("760 USD" against "8 sessions")."""
+    kinds = {value.kind, str(node.attr("kind"))}
+    count = value.value if value.kind == NUMBER else str(node.attr("value"))
+    if NUMBER in kinds and kinds & {MONEY, AMOUNT} and any(c.isalpha() for c in count):
+        return False  # a number with a noun of its own counts that noun
+    return _family(value.kind) == _family(str(node.attr("kind"))) and _same_unit(value.unit, node)
 
 
 def _family(kind: str) -> str:

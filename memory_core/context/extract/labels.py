@@ -66,6 +66,12 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "ok, book it",
         "perfect, confirm it",
         "sure, do that",
+        "yes please",
+        "grab it",
+        "go for it",
+        "fine",
+        "that works for me",
+        "deal, take it",
     ),
 }
 

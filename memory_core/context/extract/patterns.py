@@ -90,6 +90,11 @@ class Value:
 _Maker = Callable[[re.Match[str], datetime | None], Value | None]
 
 
+def number_of(text: str) -> float | None:
+    """A number written in digits ("1,200") or as a word ("eight", "a dozen"), else None."""
+    return _number(text)
+
+
 def _number(text: str) -> float | None:
     clean = text.strip().lower()
     if clean in NUMBER_WORDS:
@@ -284,7 +289,7 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
         re.compile(
             r"(?P<iso>\b(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})\b)"
             rf"|\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>\d{{4}})\b)?"
-            rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month2>{_MONTH})(?:,?\s+(?P<year2>\d{{4}})\b)?",
+            rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month2>{_MONTH})(?![a-z])(?:,?\s+(?P<year2>\d{{4}})\b)?",
             _I,
         ),
         _absolute_date,

@@ -14,6 +14,7 @@ conjunctions); everything else comes from the parse or the embedder.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -28,6 +29,7 @@ from memory_core.context.extract.patterns import (
     PEOPLE,
     TIME,
     Value,
+    number_of,
 )
 
 if TYPE_CHECKING:
@@ -98,6 +100,9 @@ class SlotValue:
     """How sure the slot name is (1 for a parse-named slot; the similarity for a choice)."""
     start: int = 0
     end: int = 0
+    replaces: str | None = None
+    """The value this one is said to replace ("8 instead of 7:30", "by sms, not email",
+    "make it 9pm rather than 6"): the graph changes the constraint holding it."""
 
 
 def slot_values(
@@ -125,7 +130,45 @@ def slot_values(
         taken = [(v.start, v.end) for v in values]
         counted = [(v.start, v.end, _as_number(v.value) is not None) for v in found if v.end]
         found += _choices(doc, namer, speaker, taken, reply_to, counted)
-    return _resolve_maybe(found, speaker, people)
+    return _resolve_maybe(_replacements(text, found), speaker, people)
+
+
+_INSTEAD = re.compile(
+    r"(?P<sep>\s*,?\s*(?:instead\s+of|rather\s+than|in\s+place\s+of|(?:and\s+|but\s+)?not))\s+"
+    r"(?P<old>(?:the\s+)?(?:[^\s,.;:!?]|[.:](?=\d))+"
+    r"(?:\s+(?!(?:and|but|please|pls|thanks|because|since|as)\b)(?:[^\s,.;:!?]|[.:](?=\d))+){0,4})",
+    re.IGNORECASE,
+)
+"""A value followed by the one it replaces: "8 instead of 7:30", "9pm not 6", "by sms, not
+email", "my office rather than home" (closed-class connectives; the old value is the next
+few words up to punctuation or a conjunction)."""
+
+
+def _replacements(text: str, found: list[SlotValue]) -> list[SlotValue]:
+    """Mark each value said with the one it replaces ("X instead of Y", "X, not Y"): X
+    carries ``replaces`` = Y, and a value read inside Y is dropped (it is what was, not a
+    new constraint). A free choice that spans both ("my office instead of home") is cut
+    to X."""
+    out: list[SlotValue] = []
+    dropped: list[tuple[int, int]] = []
+    for value in found:  # in the order found: the graph applies them in this order
+        own = _INSTEAD.search(value.value) if value.kind == CHOICE else None
+        if own is not None and own.start() > 0:
+            cut = value.start + own.start()
+            value = replace(
+                value,
+                value=value.value[: own.start()].strip(" ,"),
+                end=cut,
+                replaces=own["old"],
+            )
+            dropped.append((cut, value.start + own.end()))
+        elif value.end:
+            after = _INSTEAD.match(text, value.end)
+            if after is not None:
+                value = replace(value, replaces=after["old"])
+                dropped.append((after.start("old"), after.end("old")))
+        out.append(value)
+    return [v for v in out if not any(s <= v.start and v.end <= e for s, e in dropped)]
 
 
 def _resolve_maybe(
@@ -388,8 +431,10 @@ def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
         ):
             continue
         head = token.head
+        if not _digits(token) and token.dep_ != "nummod":
+            continue  # a number word counts a noun ("eight sessions"), else it is a pronoun
         if head.pos_ != "NOUN" or head.i in taken:  # "we can go to 1400": no noun of its own
-            found += _bare(token, taken, speaker)
+            found += _bare(token, taken, speaker) if _digits(token) else []
             continue
         number = _as_number(token.text)
         if number is None:
@@ -442,11 +487,12 @@ def _bare(token: Token, taken: set[int], speaker: str) -> list[SlotValue]:
     ]
 
 
+def _digits(token: Token) -> bool:
+    return any(c.isdigit() for c in token.text)
+
+
 def _as_number(text: str) -> float | None:
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        return None
+    return number_of(text)
 
 
 # -- free choices ----------------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""Values the user accepts from the other side, and values said with the one they replace
+(hand-written turn facts and the hashing embedder: no parser, no model)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core.context.extract.slots import SlotValue
+from memory_core.context.extract.turn import TurnFacts
+from memory_core.context.model import EdgeType, NodeType
+from memory_core.context.query import active_constraints
+from memory_core.context.update import TaskContext
+from memory_core.testing import HashingEmbedder
+
+DAY = 1_721_563_200.0
+
+
+def facts(
+    intent: str = "state", *slots: SlotValue, speaker: str = "user", text: str = ""
+) -> TurnFacts:
+    return TurnFacts(text, speaker, DAY, intent, 1.0, "book table", 0.9, tuple(slots))
+
+
+def time(value: str, resolved: str, *, subject: str = "user", **kw: object) -> SlotValue:
+    return SlotValue(subject, "table time", value, "time", resolved=resolved, topic="table", **kw)  # type: ignore[arg-type]
+
+
+def in_force(ctx: TaskContext) -> list[tuple[str, str]]:
+    return sorted(
+        (str(n.attr("slot")), str(n.attr("value"))) for n in active_constraints(ctx.graph)
+    )
+
+
+def deprecated_values(ctx: TaskContext) -> list[str]:
+    nodes = ctx.graph.nodes(NodeType.CONSTRAINT, include_deprecated=True)
+    return sorted(str(n.attr("value")) for n in nodes if n.deprecated)
+
+
+@pytest.fixture
+def ctx() -> TaskContext:
+    return TaskContext("u-1", embedder=HashingEmbedder(64))
+
+
+def test_a_confirmation_adopts_what_the_assistant_proposed(ctx: TaskContext) -> None:
+    ctx.observe(facts("state", SlotValue("user", "party size", "5 people", "people", 5.0)), turn=0)
+    offer = time("7pm", "19:00", subject="assistant")
+    ctx.observe(facts("ask", offer, speaker="assistant", text="Shall I book 7pm?"), turn=1)
+    applied = ctx.observe(facts("confirm"), turn=2)
+    assert in_force(ctx) == [("party size", "5 people"), ("table time", "7pm")]
+    (adopted,) = [i for i in applied.added if ctx.graph.node(i).type is NodeType.CONSTRAINT]
+    assert any(
+        e.source == ctx.graph.user_id for e in ctx.graph.in_edges(adopted, EdgeType.VALIDATES)
+    )
+
+
+def test_a_confirmation_adopts_no_alternatives_prices_or_stale_offers(ctx: TaskContext) -> None:
+    either = [
+        time("4:40 pm", "16:40", subject="assistant"),
+        time("9:10", "09:10", subject="assistant"),
+    ]
+    price = SlotValue("assistant", "table budget", "40 EUR", "money", 40.0, "EUR")
+    ctx.observe(facts("state", *either, price, speaker="assistant"), turn=0)
+    ctx.observe(facts("confirm"), turn=1)
+    assert in_force(ctx) == []
+    ctx.observe(
+        facts("state", time("7pm", "19:00", subject="assistant"), speaker="assistant"), turn=2
+    )
+    ctx.observe(facts("state"), turn=3)  # the user said something else first
+    ctx.observe(facts("confirm"), turn=4)
+    assert in_force(ctx) == []
+
+
+def test_the_reply_to_a_change_records_what_was_set(ctx: TaskContext) -> None:
+    ctx.observe(facts("state", time("7:30 pm", "19:30")), turn=0)
+    ctx.observe(facts("change", text="can we do it later?"), turn=1)
+    moved = time("8:00 pm", "20:00", subject="assistant")
+    ctx.observe(facts("state", moved, speaker="assistant", text="Moved to 8:00 pm."), turn=2)
+    assert in_force(ctx) == [("table time", "8:00 pm")]
+    assert deprecated_values(ctx) == ["7:30 pm"]
+
+
+def test_an_assistant_question_after_a_change_sets_nothing(ctx: TaskContext) -> None:
+    ctx.observe(facts("state", time("7:30 pm", "19:30")), turn=0)
+    ctx.observe(facts("change"), turn=1)
+    asked = time("8:00 pm", "20:00", subject="assistant")
+    ctx.observe(facts("ask", asked, speaker="assistant", text="8:00 pm then?"), turn=2)
+    assert in_force(ctx) == [("table time", "7:30 pm")]
+
+
+def test_a_value_said_instead_of_another_replaces_the_one_holding_it(ctx: TaskContext) -> None:
+    ctx.observe(facts("state", time("7:30 pm", "19:30")), turn=0)
+    other = SlotValue("user", "number", "8", "number", 8.0, replaces="7:30")
+    ctx.observe(facts("change", other), turn=1)
+    assert in_force(ctx) == [("table time", "8")]
+    assert deprecated_values(ctx) == ["7:30 pm"]
+
+
+def test_a_replaced_value_never_said_before_is_kept_as_the_earlier_one(ctx: TaskContext) -> None:
+    pickup = SlotValue("user", "pickup time", "9pm", "time", resolved="21:00", topic="pickup",
+                       replaces="6")  # fmt: skip
+    applied = ctx.observe(facts("change", pickup), turn=0)
+    assert in_force(ctx) == [("pickup time", "9pm")]
+    assert deprecated_values(ctx) == ["6"] and len(applied.conflicts) == 1
+
+
+def test_an_amount_never_replaces_a_count_of_the_same_name(ctx: TaskContext) -> None:
+    count = SlotValue("user", "session", "eight sessions", "number", 8.0, topic="session")
+    cost = SlotValue("user", "session", "760 USD", "money", 760.0, "USD", topic="session")
+    ctx.observe(facts("state", count), turn=0)
+    ctx.observe(facts("state", cost), turn=1)
+    assert in_force(ctx) == [("session", "eight sessions"), ("session money", "760 USD")]
