@@ -15,6 +15,7 @@ from memory_core.boundary.files import (
     json_rows,
     json_value,
     longest_string,
+    strict_json,
 )
 from memory_core.boundary.shown import EXCERPT_CHARS, excerpt, mask_secrets
 
@@ -31,4 +32,5 @@ __all__ = [
     "json_value",
     "longest_string",
     "mask_secrets",
+    "strict_json",
 ]

@@ -119,10 +119,27 @@ def json_value(name: str, data: bytes, limits: FileLimits) -> Any:
             (its line and column); duplicate keys and ``NaN`` are invalid too.
     """
     text = decoded_text(name, data, limits)
-    depth = json_depth(text)
-    if depth > limits.max_depth:
+    value = strict_json(name, text, max_depth=limits.max_depth)
+    long = longest_string(value, limits.max_field_chars)
+    if long is not None:
+        path, size = long
         raise UploadError(
-            name, "$", f"JSON nests {depth:,} levels deep; at most {limits.max_depth} allowed"
+            name, path, f"has {size:,} characters; at most {limits.max_field_chars:,} allowed"
+        )
+    return value
+
+
+def strict_json(name: str, text: str, *, max_depth: int = MAX_DEPTH) -> Any:
+    """``text`` parsed as strict JSON: nesting checked first, no duplicate keys (one value
+    would be lost), no ``NaN``/``Infinity``.
+
+    Raises:
+        UploadError: nested deeper than ``max_depth``, or invalid JSON (its line and column).
+    """
+    depth = json_depth(text)
+    if depth > max_depth:
+        raise UploadError(
+            name, "$", f"JSON nests {depth:,} levels deep; at most {max_depth} allowed"
         )
     duplicates: list[str] = []
 
@@ -148,12 +165,6 @@ def json_value(name: str, data: bytes, limits: FileLimits) -> Any:
         raise UploadError(name, "$", f"invalid JSON: {excerpt(str(exc), 120)}") from None
     if duplicates:
         raise UploadError(name, "$", f"duplicate JSON key {excerpt(duplicates[0])}")
-    long = longest_string(value, limits.max_field_chars)
-    if long is not None:
-        path, size = long
-        raise UploadError(
-            name, path, f"has {size:,} characters; at most {limits.max_field_chars:,} allowed"
-        )
     return value
 
 

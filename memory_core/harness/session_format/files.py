@@ -3,12 +3,12 @@ first problem, then parsed (``checks``); folders expand to the files inside them
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memory_core.errors import SessionFormatError
+from memory_core.boundary import strict_json
+from memory_core.errors import SessionFormatError, UploadError
 from memory_core.harness.session_format.checks import parse_conversation
 from memory_core.harness.session_format.records import Conversation
 
@@ -102,35 +102,10 @@ def read_text(path: Path, *, source: str, max_bytes: int = DEFAULT_MAX_BYTES) ->
 
 
 def decode_json(text: str, source: str) -> Any:
-    """Strict JSON: no ``NaN``/``Infinity`` and no duplicate keys (one value would be lost)."""
-
-    def fail(message: str) -> SessionFormatError:
-        return SessionFormatError(source, [f"{source}: $: {message}"])
-
-    duplicates: list[str] = []
-
-    def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in obj:
-                duplicates.append(key)
-            obj[key] = value
-        return obj
-
-    def no_constant(name: str) -> Any:
-        raise ValueError(f"{name} is not allowed in JSON")
-
+    """Strict JSON, read by the boundary's one parser (``boundary.strict_json``: nesting
+    checked first, no ``NaN``/``Infinity``, no duplicate keys); its refusal becomes this
+    format's ``SessionFormatError``."""
     try:
-        data = json.loads(text, object_pairs_hook=unique_keys, parse_constant=no_constant)
-    except json.JSONDecodeError as exc:
-        raise fail(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except ValueError as exc:  # NaN/Infinity, absurdly long integers
-        raise fail(f"invalid JSON: {exc}") from None
-    except RecursionError:
-        raise fail("JSON is nested too deeply") from None
-    if duplicates:
-        problems = [
-            f"{source}: $: duplicate JSON key {k!r} (one value would be lost)" for k in duplicates
-        ]
-        raise SessionFormatError(source, problems)
-    return data
+        return strict_json(source, text)
+    except UploadError as exc:
+        raise SessionFormatError(source, [str(exc)]) from None

@@ -77,7 +77,7 @@ def test_mixed_folder_reports_each_file(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["validate", str(tmp_path)]) == 1
     out = capsys.readouterr().out
     assert out.count("OK ") == 2
-    assert f"{tmp_path / 'b.json'}: $: invalid JSON at line 1 column 2" in out
+    assert f"{tmp_path / 'b.json'}: line 1: column 2: invalid JSON" in out
     assert "2 valid, 1 invalid" in out
 
 

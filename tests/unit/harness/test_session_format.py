@@ -309,11 +309,11 @@ def test_validate_file_prefixes_problems_with_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        ('{"format": ', "$: invalid JSON at line 1 column 12"),
+        ('{"format": ', "line 1: column 12: invalid JSON"),
         (b'{"id": "caf\xe9"}', "$: not UTF-8 text (invalid byte at offset 11)"),
         ('{"id": "a", "id": "b"}', "$: duplicate JSON key 'id'"),
-        ('{"id": NaN}', "$: invalid JSON: NaN is not allowed in JSON"),
-        ("[" * 100_000, "$: JSON is nested too deeply"),
+        ('{"id": NaN}', "$: invalid JSON: 'NaN is not allowed in JSON'"),
+        ("[" * 100_000, "$: JSON nests 100,000 levels deep; at most 64 allowed"),
     ],
     ids=["syntax", "not-utf8", "duplicate-key", "nan", "deep"],
 )

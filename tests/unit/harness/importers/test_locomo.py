@@ -203,8 +203,8 @@ def test_duplicate_dia_id(tmp_path: Path) -> None:
         ([], "$: expected a LoCoMo conversation (an object with speaker_a"),
         ("[1]", "$[0]: expected an object with field 'conversation', got a number (1)"),
         ('[{"sample_id": "x"}]', "$[0]: missing field 'conversation'"),
-        ("{not json", "$: invalid JSON at line 1 column 2"),
-        ('{"speaker_a": NaN}', "$: invalid JSON: NaN is not allowed"),
+        ("{not json", "line 1: column 2: invalid JSON"),
+        ('{"speaker_a": NaN}', "$: invalid JSON: 'NaN is not allowed"),
     ],
 )
 def test_wrong_layout(tmp_path: Path, content: Any, expected: str) -> None:

@@ -142,6 +142,6 @@ def test_bad_jsonl_line_names_its_line(tmp_path: Path) -> None:
         f'{path}:2: $: expected a conversation {{"messages": [...]}}, got a list'
     )
     path = write(tmp_path, "logs.jsonl", "{oops\n")
-    assert problem("openai-chat", path).startswith(f"{path}:1: $: invalid JSON")
+    assert problem("openai-chat", path).startswith(f"{path}:1: line 1: column 2: invalid JSON")
     path = write(tmp_path, "empty.jsonl", "\n\n")
     assert problem("openai-chat", path).startswith(f"{path}: $: expected one JSON conversation")
