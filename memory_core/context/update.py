@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -183,11 +184,16 @@ class TaskContext:
             return 1.0
         if self.embedder is None:
             return 0.0
-        missing = [s for s in (a, b) if s not in self._slot_vectors]
-        if missing:
+        self.prime_slot_names((a, b))
+        return float(self._slot_vectors[a] @ self._slot_vectors[b])
+
+    def prime_slot_names(self, names: Iterable[str]) -> None:
+        """Embed the slot names not seen yet, in one call (a replay knows all of them
+        before it inserts the first turn)."""
+        missing = list(dict.fromkeys(s for s in names if s not in self._slot_vectors))
+        if missing and self.embedder is not None:
             for name, vector in zip(missing, embed_checked(self.embedder, missing), strict=True):
                 self._slot_vectors[name] = vector
-        return float(self._slot_vectors[a] @ self._slot_vectors[b])
 
 
 _SLOT_FIELDS = frozenset(SlotValue.__dataclass_fields__) - {"subject", "slot", "value"}
@@ -209,9 +215,12 @@ class _Step:
 
     def run(self) -> None:
         facts = self.facts
+        forgotten = ""
         if facts.intent == labels.FORGET:
             self.forget(facts.forget_topic)
-            return
+            if not facts.forget_topic:
+                return  # "forget what I just said": nothing else in the turn counts
+            forgotten = facts.forget_topic  # "Back to 55. And forget OLED": the rest stands
         if facts.intent == labels.CONFIRM:
             self.validate()
             if facts.speaker != ASSISTANT:
@@ -226,9 +235,11 @@ class _Step:
             self.cancel_goal()
         if facts.goal is not None and facts.goal != closed and self._switches_goal(facts):
             self.open_goal(facts.goal)
-        self.entities(facts.entities)
+        words = {w for w in forgotten.lower().split() if len(w) > 2}
+        self.entities(tuple(m for m in facts.entities if not words & _words(m.label)))
         for value in facts.slots:
-            self.slot(value)
+            if not words & _words(f"{value.slot} {value.value}"):
+                self.slot(value)
         offered = [v for v in facts.slots if v.subject in _OFFERERS and v.kind not in _NOT_OFFERS]
         if facts.speaker == ASSISTANT and self.ctx._asked_change and "?" not in facts.text:
             self.adopt(offered)  # "Moved to Friday 9:10 am": the reply to a change records it
@@ -644,6 +655,11 @@ relays ("They have 9:15 for five on Saturday")."""
 _NOT_OFFERS = frozenset({IDENTIFIER, MONEY, AMOUNT})
 """Kinds of the other side's values a confirmation does not adopt: ids are entities'
 attributes, and a price is what something costs, not a limit the user set."""
+
+
+def _words(text: str) -> set[str]:
+    """The words of a label or value, to tell what a forgetting turn names."""
+    return set(normalise(text).split())
 
 
 def _holds(node: Node, said: str) -> bool:

@@ -109,3 +109,19 @@ def test_an_amount_never_replaces_a_count_of_the_same_name(ctx: TaskContext) -> 
     ctx.observe(facts("state", count), turn=0)
     ctx.observe(facts("state", cost), turn=1)
     assert in_force(ctx) == [("session", "eight sessions"), ("session money", "760 USD")]
+
+
+def test_a_turn_that_forgets_one_thing_still_states_the_others(ctx: TaskContext) -> None:
+    size = SlotValue("user", "screen size", "65 inch", "number", 65.0, topic="screen")
+    panel = SlotValue("user", "panel", "OLED", confidence=0.9)
+    ctx.observe(facts("state", size, panel), turn=0)
+    back = SlotValue("user", "screen size", "55 inch", "number", 55.0, topic="screen")
+    again = SlotValue("user", "panel", "OLED", confidence=0.9)  # read again inside "forget OLED"
+    forgetting = TurnFacts("", "user", DAY, "forget", 1.0, None, 0.0, (back, again), (),
+                           forget_topic="oled")  # fmt: skip
+    applied = ctx.observe(forgetting, turn=1)
+    assert in_force(ctx) == [("screen size", "55 inch")]
+    assert applied.forgotten and deprecated_values(ctx) == ["65 inch"]
+    whole = TurnFacts("", "user", DAY, "forget", 1.0, None, 0.0, (again,))  # "forget that"
+    ctx.observe(whole, turn=2)
+    assert in_force(ctx) == [("screen size", "65 inch")]  # the last change undone, OLED not back
