@@ -13,9 +13,10 @@ import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from sqlalchemy import delete, select, tuple_
+from sqlalchemy import Table, delete, select, tuple_
+from sqlalchemy.orm import Session
 
 from memory_core.errors import InputError, NotFoundError
 from memory_core.store.context_tables import (
@@ -106,9 +107,6 @@ class ContextGraphRepository(Protocol):
         ...
 
 
-Record = TypeVar("Record", ContextNodeRecord, ContextEdgeRecord)
-
-
 def check_records(
     graph_id: str, nodes: Sequence[ContextNodeRecord], edges: Sequence[ContextEdgeRecord]
 ) -> None:
@@ -150,7 +148,33 @@ def _check_versions(kind: str, records: Sequence[ContextVersion], types: tuple[s
         seen.add(key)
 
 
-def _ordered(records: Iterable[Record]) -> tuple[Record, ...]:
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """Nodes or edges: the table, the row and record types, and the fields only they have.
+
+    Every repository method handles both kinds the same way, so it loops over ``_KINDS``
+    instead of writing each step twice.
+    """
+
+    table: str
+    row: type[ContextNodeRow] | type[ContextEdgeRow]
+    record: type[ContextNodeRecord] | type[ContextEdgeRecord]
+    own_fields: tuple[str, ...]
+
+
+_NODES = _Kind("context_nodes", ContextNodeRow, ContextNodeRecord, ("key",))
+_EDGES = _Kind("context_edges", ContextEdgeRow, ContextEdgeRecord, ("source", "target"))
+_KINDS = (_NODES, _EDGES)
+
+_COLUMNS = (
+    "type", "label", "user_id", "session_id", "recorded_at", "valid_at", "invalid_at",
+    "expired_at", "deprecated", "soft_deleted",
+)  # fmt: skip
+"""Fields a record and its row hold alike (JSON lists and the key are converted)."""
+
+
+def _ordered(records: Iterable[ContextVersion]) -> tuple[Any, ...]:
+    """Versions of one kind in log order (the order the SQL repository reads them in)."""
     return tuple(sorted(records, key=lambda r: (r.seq, r.id, r.version)))
 
 
@@ -159,8 +183,10 @@ class MemoryContextGraphRepository:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._nodes: dict[str, dict[tuple[str, int], ContextNodeRecord]] = {}
-        self._edges: dict[str, dict[tuple[str, int], ContextEdgeRecord]] = {}
+        self._versions: dict[str, dict[str, dict[tuple[str, int], ContextVersion]]] = {
+            kind.table: {} for kind in _KINDS
+        }
+        """table -> graph id -> (id, version) -> record"""
 
     def save(
         self,
@@ -170,38 +196,36 @@ class MemoryContextGraphRepository:
     ) -> int:
         check_records(graph_id, nodes, edges)
         with self._lock:
-            self._nodes.setdefault(graph_id, {}).update({(n.id, n.version): n for n in nodes})
-            self._edges.setdefault(graph_id, {}).update({(e.id, e.version): e for e in edges})
+            for kind, records in ((_NODES, nodes), (_EDGES, edges)):
+                graph = self._versions[kind.table].setdefault(graph_id, {})
+                graph.update({(r.id, r.version): r for r in records})
         return len(nodes) + len(edges)
 
     def load(self, graph_id: str) -> StoredGraph:
         with self._lock:
-            nodes = list(self._nodes.get(graph_id, {}).values())
-            edges = list(self._edges.get(graph_id, {}).values())
+            nodes, edges = (
+                list(self._versions[kind.table].get(graph_id, {}).values()) for kind in _KINDS
+            )
         if not nodes and not edges:
             raise NotFoundError("context graph", graph_id)
         return StoredGraph(graph_id, _ordered(nodes), _ordered(edges))
 
     def graph_ids(self) -> list[str]:
         with self._lock:
-            return sorted(g for g in self._nodes.keys() | self._edges.keys() if self.has(g))
+            return sorted({g for graphs in self._versions.values() for g in graphs if self.has(g)})
 
     def has(self, graph_id: str) -> bool:
-        return bool(self._nodes.get(graph_id) or self._edges.get(graph_id))
+        return any(graphs.get(graph_id) for graphs in self._versions.values())
 
     def delete(self, graph_id: str) -> int:
         with self._lock:
-            gone = len(self._nodes.pop(graph_id, {})) + len(self._edges.pop(graph_id, {}))
-        return gone
+            return sum(len(graphs.pop(graph_id, {})) for graphs in self._versions.values())
 
     def erase(self, subject: Subject) -> dict[str, int]:
         """The in-memory side of ``Database.erase`` for these tables."""
-        deleted = {"context_nodes": 0, "context_edges": 0}
+        deleted = dict.fromkeys(self._versions, 0)
         with self._lock:
-            for table, graphs in (
-                ("context_nodes", self._nodes),
-                ("context_edges", self._edges),
-            ):
+            for table, graphs in self._versions.items():
                 for versions in graphs.values():
                     doomed = [k for k, r in versions.items() if _about(r, subject)]
                     for key in doomed:
@@ -214,14 +238,8 @@ def _about(record: ContextVersion, subject: Subject) -> bool:
     return bool(getattr(record, subject.column) == subject.value)
 
 
-_COLUMNS = (
-    "type", "label", "attributes", "user_id", "session_id", "recorded_at", "valid_at",
-    "invalid_at", "expired_at", "deprecated", "soft_deleted",
-)  # fmt: skip
-
-
-def _row_values(graph_id: str, record: ContextNodeRecord | ContextEdgeRecord) -> dict[str, Any]:
-    values: dict[str, Any] = {name: getattr(record, name) for name in _COLUMNS}
+def _row_values(graph_id: str, kind: _Kind, record: ContextVersion) -> dict[str, Any]:
+    values: dict[str, Any] = {name: getattr(record, name) for name in (*_COLUMNS, *kind.own_fields)}
     values.update(
         graph_id=graph_id,
         id=record.id,
@@ -231,32 +249,28 @@ def _row_values(graph_id: str, record: ContextNodeRecord | ContextEdgeRecord) ->
         turns=list(record.turns),
         memory_ids=list(record.memory_ids),
     )
-    if isinstance(record, ContextNodeRecord):
-        values["key"] = record.key
-    else:
-        values.update(source=record.source, target=record.target)
     return values
 
 
-def _node(row: ContextNodeRow) -> ContextNodeRecord:
-    return ContextNodeRecord(key=row.key, **_common(row))
+def _versions(s: Session, kind: _Kind, graph_id: str) -> tuple[Any, ...]:
+    """A graph's stored versions of one kind as records, in log order."""
+    row = kind.row
+    stmt = select(row).where(row.graph_id == graph_id).order_by(row.seq, row.id, row.version)
+    return tuple(_record(kind, r) for r in s.scalars(stmt))
 
 
-def _edge(row: ContextEdgeRow) -> ContextEdgeRecord:
-    return ContextEdgeRecord(source=row.source, target=row.target, **_common(row))
-
-
-def _common(row: ContextNodeRow | ContextEdgeRow) -> dict[str, Any]:
-    values = {name: getattr(row, name) for name in _COLUMNS}
-    values.update(
+def _record(kind: _Kind, row: Any) -> Any:
+    """The record of a ``kind.row`` (a ContextNodeRow or ContextEdgeRow)."""
+    values = {name: getattr(row, name) for name in (*_COLUMNS, *kind.own_fields)}
+    return kind.record(
         id=row.id,
         version=row.version,
         seq=row.seq,
         attributes=dict(row.attributes),
         turns=tuple(row.turns),
         memory_ids=tuple(row.memory_ids),
+        **values,
     )
-    return values
 
 
 class SqlContextGraphRepository:
@@ -273,7 +287,8 @@ class SqlContextGraphRepository:
     ) -> int:
         check_records(graph_id, nodes, edges)
         with self._db.session("save context graph") as s:
-            for row_type, records in ((ContextNodeRow, nodes), (ContextEdgeRow, edges)):
+            for kind, records in ((_NODES, nodes), (_EDGES, edges)):
+                row_type = kind.row
                 keys = [(r.id, r.version) for r in records]
                 for start in range(0, len(keys), _CHUNK):  # replace what is there
                     s.execute(
@@ -284,28 +299,17 @@ class SqlContextGraphRepository:
                     )
                 if records:
                     s.execute(
-                        row_type.__table__.insert(),  # type: ignore[attr-defined]
-                        [_row_values(graph_id, r) for r in records],
+                        cast(Table, row_type.__table__).insert(),
+                        [_row_values(graph_id, kind, r) for r in records],
                     )
         return len(nodes) + len(edges)
 
     def load(self, graph_id: str) -> StoredGraph:
         with self._db.session("load context graph") as s:
-            nodes = s.scalars(
-                select(ContextNodeRow)
-                .where(ContextNodeRow.graph_id == graph_id)
-                .order_by(ContextNodeRow.seq, ContextNodeRow.id, ContextNodeRow.version)
-            ).all()
-            edges = s.scalars(
-                select(ContextEdgeRow)
-                .where(ContextEdgeRow.graph_id == graph_id)
-                .order_by(ContextEdgeRow.seq, ContextEdgeRow.id, ContextEdgeRow.version)
-            ).all()
+            nodes, edges = (_versions(s, kind, graph_id) for kind in _KINDS)
             if not nodes and not edges:
                 raise NotFoundError("context graph", graph_id)
-            return StoredGraph(
-                graph_id, tuple(_node(r) for r in nodes), tuple(_edge(r) for r in edges)
-            )
+            return StoredGraph(graph_id, nodes, edges)
 
     def graph_ids(self) -> list[str]:
         stmt = select(ContextNodeRow.graph_id).union(select(ContextEdgeRow.graph_id))
@@ -315,7 +319,7 @@ class SqlContextGraphRepository:
     def delete(self, graph_id: str) -> int:
         with self._db.session("delete context graph") as s:
             gone = 0
-            for row_type in (ContextEdgeRow, ContextNodeRow):
-                result = s.execute(delete(row_type).where(row_type.graph_id == graph_id))
+            for kind in reversed(_KINDS):  # edges first: they name the nodes
+                result = s.execute(delete(kind.row).where(kind.row.graph_id == graph_id))
                 gone += int(result.rowcount)  # type: ignore[attr-defined]
             return gone
