@@ -192,7 +192,7 @@ SLOT_EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "insurance cover": ("full insurance with no excess", "basic cover only"),
     "billing period": ("bill me monthly", "switch to yearly billing"),
-    "operating system": ("a Windows laptop", "runs macOS", "an Android phone"),
+    "operating system": ("Windows rather than Mac", "it should run macOS", "Linux"),
     "colour": ("the blue one", "in black please"),
     "size": ("size medium", "a large one", "size 42 shoes"),
 }
