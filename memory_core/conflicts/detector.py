@@ -34,6 +34,26 @@ SCOPES: tuple[Scope, ...] = get_args(Scope)
 USER_KEY = "user_id"
 """Metadata key naming the user a memory belongs to (narrows the ``user`` scope)."""
 
+
+def user_metadata(user: object) -> dict[str, Any]:
+    """Metadata naming whose a memory is (``{USER_KEY: user}``; empty for no user).
+
+    Writers tag memories with it and the guard filters candidates with it, so the key is
+    spelled in one place.
+    """
+    return {} if user is None else {USER_KEY: user}
+
+
+def played_user(player: str, conversation_id: str) -> str:
+    """The user of every turn of a played conversation (``demo:<id>``, ``replay:<id>``).
+
+    One conversation is one person's: its sessions share a user, so the guard and scans
+    compare them (memories with no user stay in their session); the player's prefix keeps
+    a demo's user apart from a replay's of the same conversation.
+    """
+    return f"{player}:{conversation_id}"
+
+
 AllowList = Callable[[str], bool]
 """Answers whether a pair key (see ``items.pair_key``) was declared not a conflict."""
 
@@ -133,7 +153,7 @@ class ConflictDetector:
                     top_k=self.config.candidates + len(exclude),
                     session_id=session_id,
                     cross_session=True,
-                    metadata={USER_KEY: user},
+                    metadata=user_metadata(user),
                     reinforce=False,
                     query_embedding=embedding,
                 )

@@ -18,7 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.conflicts.detector import USER_KEY, Conflict, ConflictDetector, DetectorConfig
+from memory_core.conflicts.detector import (
+    USER_KEY,
+    Conflict,
+    ConflictDetector,
+    DetectorConfig,
+    user_metadata,
+)
 from memory_core.conflicts.items import ItemDraft, ReviewItem
 from memory_core.conflicts.judge import make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
@@ -305,7 +311,7 @@ class ConflictGuard:
             kinds=_QUOTABLE,  # a summary is re-issued without the target, not forgotten
             session_id=session_id,
             cross_session=user is not None,
-            metadata={USER_KEY: user} if user is not None else None,
+            metadata=user_metadata(user) or None,
             reinforce=False,
         )
         if not hits or hits[0].breakdown.dense < self.policy.forget_min_similarity:

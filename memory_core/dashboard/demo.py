@@ -22,6 +22,7 @@ from typing import Protocol
 from memory_core.agent.loop import TurnLoop
 from memory_core.agent.memory import AtlasMemory
 from memory_core.agent.rules import Orchestrator
+from memory_core.conflicts.detector import played_user, user_metadata
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.config import PRESET_DESCRIPTIONS, PRESETS, AtlasConfig
 from memory_core.engine.model import MemoryNode, RetrievalHit
@@ -328,9 +329,7 @@ class DemoPlayer:
         atlas, loop = self._atlas, self._loop
         metadata: dict[str, str] = {"speaker": turn.speaker, "turn": turn.id}
         if self._conversation is not None:
-            # one conversation is one person's: its sessions share a user, so the conflict
-            # guard and scans compare them (memories with no user stay in their session)
-            metadata["user_id"] = f"demo:{self._conversation.id}"
+            metadata |= user_metadata(played_user("demo", self._conversation.id))
         played = loop.turn(
             turn.text,
             session_id=sid,

@@ -45,7 +45,7 @@ from memory_core.agent.attribution import attributed
 from memory_core.agent.loop import TurnLoop
 from memory_core.agent.remember import everything
 from memory_core.agent.rules import Orchestrator
-from memory_core.conflicts.detector import USER_KEY
+from memory_core.conflicts.detector import played_user, user_metadata
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.registry import make_embedder
 from memory_core.engine.atlas import WriteFilter
@@ -254,9 +254,7 @@ def replay_conversation(
     started = time.perf_counter()
     done = 0
     read_outcomes = _replay_reads(policy, clock, vectors, reads.get(0, ()))
-    # one conversation is one person's: its sessions share a user, so a conflict guard
-    # compares them (a memory with no user is only compared within its own session)
-    user_id = f"replay:{conversation.id}"
+    user = user_metadata(played_user("replay", conversation.id))
     for session in conversation.sessions:
         for turn in session.turns:
             clock.set(max(turn.at, clock.now()))
@@ -271,7 +269,7 @@ def replay_conversation(
                 query_vector=vector,
                 vector=vector,
                 provenance=(turn.id,),
-                metadata={"speaker": turn.speaker, USER_KEY: user_id},
+                metadata={"speaker": turn.speaker, **user},
             ).done
             if kept.stored is not None:
                 stored[turn.id] = kept.stored
