@@ -6,8 +6,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
+from support.schema import schema_drift
 
 from memory_core.conflicts import Span
 from memory_core.conflicts.items import ItemDraft, ItemFilter, ItemStatus, ReviewAction
@@ -136,18 +135,4 @@ def test_erase_removes_items_audit_and_allowed_pairs(database: Database) -> None
 
 def test_models_and_migration_agree(database: Database) -> None:
     assert ConflictItemRow.__table__.name in Base.metadata.tables
-    with database.engine.connect() as conn:
-        diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-    ours = [d for d in diffs if TABLES & _tables(d)]
-    assert ours == []
-
-
-def _tables(diff: object) -> set[str]:
-    op = diff[0] if isinstance(diff, list) else diff
-    names = set()
-    for part in op[1:]:  # type: ignore[index]
-        table = getattr(part, "table", part)
-        name = getattr(table, "name", table)
-        if isinstance(name, str):
-            names.add(name)
-    return names
+    assert schema_drift(database.engine, TABLES) == []

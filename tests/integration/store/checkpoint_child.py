@@ -13,37 +13,11 @@ import time
 from typing import Any
 
 import numpy as np
+from support.words import word_sentence
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
 from memory_core.engine import snapshot
 from memory_core.store.live import LiveRecorder
-
-WORDS = [
-    "river",
-    "garden",
-    "violin",
-    "ledger",
-    "harbor",
-    "copper",
-    "meadow",
-    "lantern",
-    "orchid",
-    "basalt",
-    "falcon",
-    "quartz",
-    "tundra",
-    "saffron",
-    "glacier",
-    "walnut",
-    "pepper",
-    "marble",
-    "cobalt",
-    "thistle",
-    "canyon",
-    "ember",
-    "juniper",
-]
-
 
 _out = threading.Lock()
 
@@ -81,7 +55,7 @@ def main(url: str) -> None:
     rng = np.random.default_rng(3)
     i = 0
     while True:
-        node = atlas.add(" ".join(rng.choice(WORDS, size=7)) + f" {i}", session_id="s")
+        node = atlas.add(word_sentence(rng, i, 7), session_id="s")
         _say(f"added {node.id}")
         clock.advance(1.0)
         i += 1

@@ -4,15 +4,11 @@ without a gap, so a follower rebuilds every memory the log holds."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
+from support.children import kill_when
 
 from memory_core import HashingEmbedder
 from memory_core.store import open_database
@@ -30,35 +26,22 @@ def test_kill_mid_checkpoint_keeps_the_last_checkpoint_and_every_event_after_it(
 ) -> None:
     url = f"sqlite:///{tmp_path / 'atlas.db'}"
     open_database(url).close()  # schema first, so the child's start-up is quick
-    log, added, atlas_id, announced = tmp_path / "child.err", [], "", 0
-    with (
-        log.open("w") as err,
-        subprocess.Popen(
-            [sys.executable, str(CHILD), url],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        ) as proc,
-    ):
-        try:
-            assert proc.stdout is not None
-            deadline = time.monotonic() + 120
-            while announced < KILL_AT_CHECKPOINT and time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    pytest.fail(f"child died early: {log.read_text()}")
-                word, _, value = line.strip().partition(" ")
-                if word == "atlas":
-                    atlas_id = value
-                elif word == "added":
-                    added.append(value)
-                elif word == "checkpoint":
-                    announced = int(value)
-        finally:
-            os.kill(proc.pid, signal.SIGKILL)  # inside the checkpoint's 0.15 s dawdle
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+    added: list[str] = []
+    atlas_id, announced = "", 0
+
+    def progress(line: str) -> bool:
+        nonlocal atlas_id, announced
+        word, _, value = line.partition(" ")
+        if word == "atlas":
+            atlas_id = value
+        elif word == "added":
+            added.append(value)
+        elif word == "checkpoint":
+            announced = int(value)
+        return announced >= KILL_AT_CHECKPOINT  # killed inside its 0.15 s dawdle
+
+    log = tmp_path / "child.err"
+    kill_when(CHILD, [url], log, progress)
     assert announced == KILL_AT_CHECKPOINT, log.read_text()
 
     db = open_database(url)

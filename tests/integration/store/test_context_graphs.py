@@ -5,14 +5,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import inspect
+from support.schema import schema_drift
 
 import memory_core.store.models  # noqa: F401  (context tables in Base.metadata)
 from memory_core.errors import InputError, NotFoundError
 from memory_core.store import ContextEdgeRecord, ContextNodeRecord, Store, open_database
-from memory_core.store.base import Base
 from memory_core.store.engine import Database, create_store_engine, resolve_url
 from memory_core.store.migrate import downgrade
 
@@ -154,9 +152,7 @@ def test_erase_by_session_and_by_user(any_store: Store) -> None:
 
 def test_models_and_migration_agree(database: Database) -> None:
     assert set(inspect(database.engine).get_table_names()) >= TABLES
-    with database.engine.connect() as conn:
-        diffs = compare_metadata(MigrationContext.configure(conn), Base.metadata)
-    assert [d for d in diffs if TABLES & _tables(d)] == []
+    assert schema_drift(database.engine, TABLES) == []
 
 
 def test_downgrade_drops_the_tables_and_upgrade_brings_them_back(db_url: str) -> None:
@@ -174,14 +170,3 @@ def test_downgrade_drops_the_tables_and_upgrade_brings_them_back(db_url: str) ->
         assert len(db.context_graphs.load("g").nodes) == 5
     finally:
         db.close()
-
-
-def _tables(diff: object) -> set[str]:
-    op = diff[0] if isinstance(diff, list) else diff
-    names = set()
-    for part in op[1:]:  # type: ignore[index]
-        table = getattr(part, "table", part)
-        name = getattr(table, "name", table)
-        if isinstance(name, str):
-            names.add(name)
-    return names

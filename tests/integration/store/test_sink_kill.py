@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
+from support.children import kill_when
 
 from memory_core.store import open_database
 from memory_core.store.events import EventRow, WeightSampleRow
@@ -22,31 +20,14 @@ CHILD = Path(__file__).with_name("sink_child.py")
 
 def test_hard_kill_loses_at_most_the_unflushed_tail(db_url: str, tmp_path: Path) -> None:
     open_database(db_url).close()  # schema first, so the child's start-up is quick
-    log = tmp_path / "child.err"
     flushed = 0
-    with (
-        log.open("w") as err,
-        subprocess.Popen(
-            [sys.executable, str(CHILD), db_url],
-            stdout=subprocess.PIPE,
-            stderr=err,
-            text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        ) as proc,
-    ):
-        try:
-            assert proc.stdout is not None
-            deadline = time.monotonic() + 120
-            while flushed < 4000 and time.monotonic() < deadline:
-                line = proc.stdout.readline()
-                if not line:
-                    pytest.fail(f"child died early: {log.read_text()}")
-                flushed = int(line.split()[1])
-            time.sleep(0.25)  # kill while batches are being written
-        finally:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(30)
-    assert proc.returncode == -signal.SIGKILL
+
+    def progress(line: str) -> bool:
+        nonlocal flushed
+        flushed = int(line.split()[1])
+        return flushed >= 4000
+
+    kill_when(CHILD, [db_url], tmp_path / "child.err", progress, settle=0.25)  # mid-batch
     assert flushed >= 4000
 
     db = open_database(db_url)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.words import word_sentence
 
 from memory_core import ElasticMemoryAtlas, Relation
 from memory_core.engine import snapshot
@@ -16,36 +17,10 @@ from memory_core.testing import atlas_differences
 
 from .conftest import AtlasFactory
 
-WORDS = [
-    "river",
-    "garden",
-    "violin",
-    "ledger",
-    "harbor",
-    "copper",
-    "meadow",
-    "lantern",
-    "orchid",
-    "basalt",
-    "falcon",
-    "quartz",
-    "tundra",
-    "saffron",
-    "glacier",
-    "walnut",
-    "pepper",
-    "marble",
-    "cobalt",
-    "thistle",
-    "canyon",
-    "ember",
-    "juniper",
-]
-
 
 def _texts(rng: np.random.Generator, n: int) -> list[str]:
     """Distinct sentences of real words (templated lines would fold into summaries)."""
-    return [" ".join(rng.choice(WORDS, size=6)) + f" {i}" for i in range(n)]
+    return [word_sentence(rng, i, 6) for i in range(n)]
 
 
 class _Interleaving:
