@@ -19,7 +19,7 @@ from memory_core.dashboard.ui.shared import (
     live_system,
     viewer,
 )
-from memory_core.dashboard.ui.watch import follow_shared
+from memory_core.dashboard.ui.watch import follow_shared, own_change
 
 require_app_shell()
 
@@ -62,8 +62,9 @@ if is_live:
         disabled=blocked is not None,
         help=blocked,
     ):
-        evicted = system.skip_ahead(hours)
-        system.activity.record(viewer(), f"skipped {hours:g} h ahead", "memories")
+        with own_change(system):
+            evicted = system.skip_ahead(hours)
+            system.activity.record(viewer(), f"skipped {hours:g} h ahead", "memories")
         st.toast(f"Decay pass done; evicted {sum(evicted.values())} memories")
 
 

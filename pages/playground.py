@@ -12,7 +12,7 @@ from memory_core.dashboard.ui.app_shell import require_app_shell
 from memory_core.dashboard.ui.identity import current_identity, denied
 from memory_core.dashboard.ui.panels import graph_panel, legend
 from memory_core.dashboard.ui.shared import dashboard_state, live_system, viewer
-from memory_core.dashboard.ui.watch import follow_shared
+from memory_core.dashboard.ui.watch import follow_shared, own_change
 from memory_core.errors import AtlasError
 
 require_app_shell()
@@ -44,27 +44,28 @@ prompt = st.chat_input(
     blocked or "Tell the memory something, or ask it a question", disabled=blocked is not None
 )
 if prompt:
-    try:
-        exchange = converse(
-            system.atlas,
-            prompt,
-            session_id=state.playground_session,
-            remember=remember,
-            top_k=int(top_k),
-            guard=desk_for(system.atlas, system.recording.db).guard if guarded else None,
-            rules=system.player.rules,
-        )
-    except AtlasError as exc:
-        st.error(str(exc))
-    else:
-        state.hits = exchange.hits
-        state.add_chat("user", prompt)
-        state.add_chat("assistant", exchange.reply)
-        st.session_state[SUPERSEDED] = (exchange.stored, exchange.superseded)
-        if remember:
-            system.activity.record(
-                viewer(), f"wrote a message in session {state.playground_session}", "memories"
+    with own_change(system):
+        try:
+            exchange = converse(
+                system.atlas,
+                prompt,
+                session_id=state.playground_session,
+                remember=remember,
+                top_k=int(top_k),
+                guard=desk_for(system.atlas, system.recording.db).guard if guarded else None,
+                rules=system.player.rules,
             )
+        except AtlasError as exc:
+            st.error(str(exc))
+        else:
+            state.hits = exchange.hits
+            state.add_chat("user", prompt)
+            state.add_chat("assistant", exchange.reply)
+            st.session_state[SUPERSEDED] = (exchange.stored, exchange.superseded)
+            if remember:
+                system.activity.record(
+                    viewer(), f"wrote a message in session {state.playground_session}", "memories"
+                )
 
 
 def superseded_panel() -> None:

@@ -13,6 +13,8 @@ fragment rerun (measured by ``benchmarks/idle_pages_bench.py``).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import streamlit as st
 
@@ -42,6 +44,27 @@ def follow_shared(system: LiveSystem) -> None:
     st.session_state[_BUSY] = busy(system)
     every = WATCH_BUSY if st.session_state[_BUSY] else WATCH_QUIET
     st.fragment(_watch, run_every=every)(system, viewer().viewer)
+
+
+@contextmanager
+def own_change(system: LiveSystem) -> Iterator[None]:
+    """Wrap a change this page makes to the shared atlas in the middle of its run.
+
+    The rest of the run draws the result, so the watch must not rerun the page for it.
+    It did: the key read at the top of the run no longer matched, so right after every
+    Playground message the watch called a full ``st.rerun()``. Under load the server
+    runs seconds ahead of the browser, which then received the message's run, the
+    watch's run and the full rerun in one burst and now and then dropped the chat and
+    results block (same session, state intact, no error). The key only moves on when
+    it was current before the change: a change another session made since the top of
+    the run still reruns the page; one made during the change is drawn by this run.
+    """
+    before = system.watch_key()
+    try:
+        yield
+    finally:
+        if st.session_state.get(_SEEN) == before:
+            st.session_state[_SEEN] = system.watch_key()
 
 
 def _watch(system: LiveSystem, viewer_id: str) -> None:

@@ -94,3 +94,41 @@ def test_the_watch_is_busy_only_while_the_shared_atlas_changes() -> None:
         assert system.watch_key() != before
     finally:
         system.close()
+
+
+def test_a_playground_message_does_not_make_its_own_page_rerun(app: AppTest) -> None:  # noqa: F811
+    """The watch reruns the page for other sessions' changes, not for the page's own
+    message: that rerun raced the message's run and, under load, the browser dropped
+    the chat and results block (tests/e2e/test_concurrent_sessions.py)."""
+    system = shared()
+    go(app, "pages/playground.py")
+    app.chat_input[0].set_value("session A remembers the blue umbrella").run()
+    assert not app.exception
+    seen = app.session_state["_shared_watch_key"]
+    assert seen == system.watch_key()  # the watch sees nothing new: no full rerun
+    system.activity.record(Actor("someone-else"), "wrote a message in session b", "memories")
+    assert system.watch_key() != seen  # another session's change still reruns the page
+
+
+def test_a_change_by_another_session_the_page_has_not_drawn_still_reruns_it(
+    app: AppTest,  # noqa: F811
+) -> None:
+    system = shared()
+    drawn = system.watch_key()
+    system.activity.record(Actor("someone-else"), "pressed Play", "demo")  # after the draw
+
+    def page_writes_a_message(drawn: tuple[object, ...]) -> None:
+        import streamlit as st
+
+        from memory_core.dashboard.background import Actor
+        from memory_core.dashboard.ui.shared import live_system
+        from memory_core.dashboard.ui.watch import own_change
+
+        st.session_state["_shared_watch_key"] = drawn
+        with own_change(live_system()):
+            live_system().activity.record(Actor("me"), "wrote a message", "memories")
+
+    run = AppTest.from_function(page_writes_a_message, args=(drawn,))
+    run.run()
+    assert not run.exception
+    assert run.session_state["_shared_watch_key"] == drawn  # still behind: the watch reruns
