@@ -127,17 +127,7 @@ class Baseline:
         self._tick += 1
         while self.max_nodes is not None and len(self.mem) >= self.max_nodes:
             self._evict(self._victim(), EvictionReason.CAPACITY)
-        node_id = f"{self.name}-{self._tick}"
-        self.mem.append(
-            node_id,
-            vector,
-            (turn_id,),
-            text,
-            session_id=session_id,
-            seq=self._tick,
-            now=self.clock.now(),
-        )
-        return node_id
+        return self._append(text, vector, turn_id, session_id)
 
     def retrieve(
         self,
@@ -177,6 +167,20 @@ class Baseline:
 
     def evictions(self) -> dict[str, int]:
         return dict(self._evicted)
+
+    def _append(self, text: str, vector: np.ndarray, turn_id: str, session_id: str) -> str:
+        """Hold one turn as a new memory, named by the policy and the current tick."""
+        node_id = f"{self.name}-{self._tick}"
+        self.mem.append(
+            node_id,
+            vector,
+            (turn_id,),
+            text,
+            session_id=session_id,
+            seq=self._tick,
+            now=self.clock.now(),
+        )
+        return node_id
 
     def _hit(self, row: int, score: float) -> Hit:
         return Hit(self.mem.ids[row], self.mem.provenance[row], score, self.mem.contents[row])

@@ -65,16 +65,7 @@ class SeedLinearPolicy(Baseline):
         if self.max_nodes is not None and len(self.mem) >= self.max_nodes:
             self._evict_weak()
         self._tick += 1
-        node_id = f"{self.name}-{self._tick}"
-        self.mem.append(
-            node_id,
-            vector,
-            (turn_id,),
-            text,
-            session_id=session_id,
-            seq=self._tick,
-            now=self.clock.now(),
-        )
+        node_id = self._append(text, vector, turn_id, session_id)
         self.links[node_id] = set()
         for target in links_to:
             if target in self.links:
