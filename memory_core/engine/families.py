@@ -24,6 +24,7 @@ texts on first use.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -82,40 +83,56 @@ class Family:
     """Slot of the summary memory its folded lines live on, if any."""
 
 
+def digest(key: str) -> bytes:
+    """A family key's 16-byte digest: what the index is keyed by (a template is ~80
+    characters, held for every line of an atlas whose lines differ in words; a 128-bit
+    digest tells 100k templates apart with a collision chance far below 1e-28)."""
+    return hashlib.blake2b(key.encode(), digest_size=16).digest()
+
+
 @dataclass(slots=True)
 class FamilyIndex:
-    families: dict[str, Family] = field(default_factory=dict)
-    key_of: dict[int, str] = field(default_factory=dict)
-    """Slot -> template, for members and summaries."""
+    families: dict[bytes, Family] = field(default_factory=dict)
+    """Key digest (``digest``) -> the family."""
+    of_slot: list[Family | None] = field(default_factory=list)
+    """Slot -> the family it is a member or the summary of, for members and summaries."""
     built: bool = False
 
     def get(self, key: str) -> Family:
-        family = self.families.get(key)
+        code = digest(key)
+        family = self.families.get(code)
         if family is None:
-            family = self.families[key] = Family()
+            family = self.families[code] = Family()
         return family
 
     def add_member(self, key: str, slot: int) -> Family:
         family = self.get(key)
         family.members.append(slot)
-        self.key_of[slot] = key
+        self._place(slot, family)
         return family
 
     def set_summary(self, key: str, slot: int) -> None:
-        self.get(key).summary = slot
-        self.key_of[slot] = key
+        family = self.get(key)
+        family.summary = slot
+        self._place(slot, family)
 
     def discard(self, slots: np.ndarray) -> None:
         """Forget removed memories (members or summaries)."""
+        of_slot = self.of_slot
         for slot in slots.tolist():
-            key = self.key_of.pop(slot, None)
-            if key is None:
+            family = of_slot[slot] if slot < len(of_slot) else None
+            if family is None:
                 continue
-            family = self.families[key]
+            of_slot[slot] = None
             if family.summary == slot:
                 family.summary = None
             elif slot in family.members:
                 family.members.remove(slot)
+
+    def _place(self, slot: int, family: Family) -> None:
+        if slot >= len(self.of_slot):
+            self.of_slot.extend([None] * (slot + 1 - len(self.of_slot)))
+        self.of_slot[slot] = family
 
 
 def summary_text(texts: list[str], numbers: list[list[float]], lines: int) -> str:
@@ -175,7 +192,7 @@ def plan_fold(state: AtlasState, key: str, keep: int) -> Fold | None:
     tier, not pinned, active), together with the family's previous summary; None when
     fewer than two lines would be folded."""
     table = state.table
-    family = state.families.families[key]
+    family = state.families.get(key)
     slots = np.array([m for m in family.members if m != keep], np.int64)
     if len(slots):
         slots = slots[
