@@ -16,11 +16,14 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memory_core.cli.options import add_overrides, load_config
+from memory_core.engine.config import AtlasConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "datasets" / "locomo-dev"
@@ -53,6 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="LoCoMo dev folder")
     parser.add_argument("--no-write", action="store_true", help="print only; docs unchanged")
+    add_overrides(parser, "override a config field of the atlas rows, e.g. --set entity_route=true")
     args = parser.parse_args(argv)
     conversations = load_conversations(args.data)
     if not conversations:
@@ -62,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 0
     started = time.perf_counter()
-    cells = _run(conversations)
+    cells = _run(conversations, base=load_config(None, args.overrides))
     table = render(cells, conversations)
     verdicts = check_targets(cells)
     print(table)
@@ -127,9 +131,9 @@ def _run(
     conversations: list,
     policies: Sequence[str] = POLICIES,
     budgets: Sequence[str] = BUDGETS,
+    base: AtlasConfig | None = None,
 ) -> list[Cell]:
     from memory_core.embedding import make_embedder
-    from memory_core.engine.config import AtlasConfig
     from memory_core.engine.importance import information_density
     from memory_core.harness.replay import ReplaySettings, embed_conversation, replay_conversation
 
@@ -143,7 +147,7 @@ def _run(
                 policy == "fifo" and budget == "none"
             ):
                 continue  # unlimited ignores budgets; fifo without one is unlimited
-            config = AtlasConfig(max_nodes=150 if budget == "150" else None)
+            config = replace(base or AtlasConfig(), max_nodes=150 if budget == "150" else None)
             settings = ReplaySettings(
                 policy=policy, capacity_fraction=0.25 if budget == "25%" else None
             )

@@ -24,6 +24,7 @@ import numpy as np
 
 from memory_core.agent.attribution import attributed
 from memory_core.agent.context import FORMATS, estimate_tokens, within_budget
+from memory_core.agent.entity_route import EntityRoute
 from memory_core.agent.llm import ChatMessage, LLMClient, RuleBasedResponder
 from memory_core.agent.memory import AtlasMemory, HitT, StoredT, TurnMemory
 from memory_core.agent.remember import REMEMBER_POLICIES, RememberPolicy, everything
@@ -76,9 +77,14 @@ class TurnLoop(Generic[HitT, StoredT]):
         link_top: a stored input links to this many of the best recalled memories.
         rules: the orchestrator (``rules.Orchestrator``); None runs no rules (the harness's
             default, so replays measure the memory alone).
+        entities: the entity route (``entity_route.EntityRoute``): recalls hint the memories
+            that mention what the query names. By default one over the orchestrator's
+            context graph; without rules the loop feeds the route's graph itself (harness
+            replays). It works while ``AtlasConfig.entity_route`` and ``context_graph``
+            are on.
     """
 
-    __slots__ = ("link_top", "memory", "remember", "rules")
+    __slots__ = ("entities", "link_top", "memory", "remember", "rules")
 
     def __init__(
         self,
@@ -87,11 +93,15 @@ class TurnLoop(Generic[HitT, StoredT]):
         remember: RememberPolicy = everything,
         link_top: int = 3,
         rules: Orchestrator | None = None,
+        entities: EntityRoute | None = None,
     ) -> None:
         self.memory = memory
         self.remember = remember
         self.link_top = link_top
         self.rules = rules
+        if entities is None and rules is not None and rules.context is not None:
+            entities = EntityRoute(rules.context)
+        self.entities = entities
 
     def turn(
         self,
@@ -158,14 +168,21 @@ class TurnLoop(Generic[HitT, StoredT]):
         reinforce: bool = True,
         options: Mapping[str, Any] | None = None,
     ) -> list[HitT]:
-        """Retrieve for an input; by default an access (reinforces what is found)."""
+        """Retrieve for an input; by default an access (reinforces what is found). With
+        the entity route on, the memories that mention what ``text`` names are hinted
+        (``options["hints"]``, unless the caller gave its own)."""
+        options = dict(options or {})
+        if self.entities is not None and "hints" not in options:
+            hints = self.entities.hints(text)
+            if hints:
+                options["hints"] = hints
         return self.memory.recall(
             text,
             vector,
             top_k=top_k,
             session_id=session_id,
             reinforce=reinforce,
-            options=options or {},
+            options=options,
         )
 
     def store(
@@ -186,8 +203,9 @@ class TurnLoop(Generic[HitT, StoredT]):
         said_by = speaker if isinstance(speaker, str) else None
         if not self.remember(utterance, meta):
             if self.rules is None:
-                return Stored(declined=True)
+                return Stored(declined=True, context=self._route(utterance, session_id, said_by))
             applied, fired = self.rules.context_turn(utterance, session_id, speaker=said_by)
+            self._index(session_id, applied, said_by)
             return Stored(declined=True, rules=fired, context=applied)
         memory = self.memory
         stored = memory.store(
@@ -199,15 +217,36 @@ class TurnLoop(Generic[HitT, StoredT]):
             metadata=meta,
             options=options or {},
         )
-        if self.rules is None:
-            return Stored(stored)
         stored_id = memory.stored_id(stored) if stored is not None else None
+        if self.rules is None:
+            return Stored(stored, context=self._route(utterance, session_id, said_by, stored_id))
         applied, fired = self.rules.context_turn(
             utterance, session_id, speaker=said_by, memory_id=stored_id
         )
+        self._index(session_id, applied, said_by, stored_id)
         if stored_id is not None:
             fired = [*self.rules.after_store(stored_id, session_id), *fired]
         return Stored(stored, rules=fired, context=applied)
+
+    def _route(
+        self, text: str, session_id: str, speaker: str | None, memory_id: str | None = None
+    ) -> Applied | None:
+        """Without rules, the entity route's own graph is fed here (it needs one)."""
+        if self.entities is None:
+            return None
+        return self.entities.observe(
+            text, session_id=session_id, speaker=speaker, memory_id=memory_id
+        )
+
+    def _index(
+        self,
+        session_id: str,
+        applied: Applied | None,
+        speaker: str | None,
+        memory_id: str | None = None,
+    ) -> None:
+        if self.entities is not None:
+            self.entities.index(session_id, applied, speaker=speaker, memory_id=memory_id)
 
 
 @dataclass(slots=True)

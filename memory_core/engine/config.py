@@ -273,6 +273,13 @@ class AtlasConfig:
         low=0,
         high=1_000,
     )
+    entity_route: bool = _f(
+        False,
+        "retrieval",
+        "The agent loop hints the memories that mention an entity the query names (from the "
+        "task context graph, so only with context_graph on). Off: it lowered LoCoMo dev "
+        "recall@10 (docs/context.md).",
+    )
     cross_session_factor: float = _f(
         0.6,
         "retrieval",

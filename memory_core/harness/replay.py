@@ -6,7 +6,10 @@ policy as its memory and no responder, on a simulated clock:
 1. set the ``ManualClock`` to the turn's time (sessions months apart are months apart);
 2. the loop recalls the ``context_k`` best memories with the turn's text (as stored: with
    its speaker, see ``memory_text``) as the query — an access, so hits are reinforced;
-   scoped to the turn's session plus other sessions;
+   scoped to the turn's session plus other sessions. For the ``atlas`` policies with
+   ``entity_route`` and ``context_graph`` on, the loop keeps a task context graph of the
+   turns and hints the memories that mention what the query names, as an agent's loop
+   does (``agent/entity_route.py``);
 3. if a write filter is given and declines the turn, stop here;
 4. the loop stores the turn with provenance ``(turn id,)`` and ``links_to`` the
    ``link_top`` best hits still held; the atlas itself runs its decay pass whenever
@@ -22,8 +25,9 @@ session and reinforcement; what comes back is scored as agreement@k (``metrics``
 
 After the last turn of a session the policy's session-end action runs (the atlas uses
 ``session_end_mode``). After the last session the policy settles (the atlas runs one
-decay pass), then every key fact's probe retrieves ``top_k`` memories read-only over all
-sessions, and ``metrics`` scores them.
+decay pass), then every key fact's probe is recalled through the loop (``top_k``
+memories, read-only, over all sessions, with the entity route when it is on), and
+``metrics`` scores them.
 
 All texts of a conversation are embedded once, through the (cached) embedder, and the
 vectors are passed to the policy, so a re-run under new parameters only replays. Same
@@ -42,6 +46,8 @@ from typing import Any
 import numpy as np
 
 from memory_core.agent.attribution import attributed
+from memory_core.agent.context_graph import ContextStage
+from memory_core.agent.entity_route import EntityRoute
 from memory_core.agent.loop import TurnLoop
 from memory_core.agent.remember import everything
 from memory_core.agent.rules import Orchestrator
@@ -167,6 +173,12 @@ class PolicyMemory:
         reinforce: bool,
         options: Mapping[str, Any],
     ) -> list[Hit]:
+        hints = options.get("hints")
+        if hints and isinstance(self.policy, AtlasPolicy):
+            return self.policy.retrieve(
+                text, _known(vector), top_k=top_k, session_id=session_id, reinforce=reinforce,
+                hints=hints,
+            )  # fmt: skip
         return self.policy.retrieve(
             text, _known(vector), top_k=top_k, session_id=session_id, reinforce=reinforce
         )
@@ -283,7 +295,7 @@ def replay_conversation(
         policy.end_session(session.id)
     policy.finish()
 
-    outcomes = _probe(policy, conversation, vectors, index, settings.top_k, samples)
+    outcomes = _probe(loop, policy, conversation, vectors, index, settings.top_k, samples)
     result = ConversationResult(
         conversation_id=conversation.id,
         policy=settings.policy,
@@ -333,14 +345,17 @@ def _replay_reads(
 def _turn_loop(
     policy: MemoryPolicy, settings: ReplaySettings, write_filter: WriteFilter | None
 ) -> TurnLoop[Hit, str]:
-    rules = (
-        Orchestrator(policy.atlas) if settings.rules and isinstance(policy, AtlasPolicy) else None
-    )
+    atlas = policy.atlas if isinstance(policy, AtlasPolicy) else None
+    rules = Orchestrator(atlas) if settings.rules and atlas is not None else None
+    # without rules the entity route keeps its own context graph (it does nothing while
+    # the config has it off, so such replays are as before)
+    route = EntityRoute(ContextStage(atlas)) if atlas is not None and rules is None else None
     return TurnLoop(
         PolicyMemory(policy),
         remember=write_filter or everything,
         link_top=settings.link_top,
         rules=rules,
+        entities=route,
     )
 
 
@@ -370,6 +385,7 @@ def replay_all(
 
 
 def _probe(
+    loop: TurnLoop[Hit, str],
     policy: MemoryPolicy,
     conversation: Conversation,
     vectors: Mapping[str, np.ndarray],
@@ -383,8 +399,8 @@ def _probe(
     series = np.array(list(samples)) if samples else np.empty((0, len(index.facts)))
     outcomes = []
     for i, fact in enumerate(conversation.key_facts):
-        hits = policy.retrieve(
-            fact.probe, vectors[fact.probe], top_k=top_k, session_id=None, reinforce=False
+        hits = loop.recall(
+            fact.probe, session_id=None, top_k=top_k, vector=vectors[fact.probe], reinforce=False
         )
         outcomes.append(
             FactOutcome(

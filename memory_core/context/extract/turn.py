@@ -138,6 +138,15 @@ class Extractor:
             people=self._people,
         )
 
+    def mentions(self, text: str, *, at: float | None = None) -> list[EntityMention]:
+        """The entities a text names (a question's, for the agent's entity route): one
+        parse, no embedding; typed values are read only to keep them out of the names."""
+        scanned = text[:MAX_SCAN_CHARS]
+        if not scanned.strip():
+            return []
+        doc = self._parse(clip(scanned))
+        return entities(doc, slot_values(scanned, find_values(scanned, at), doc))
+
     def extract(
         self,
         text: str,

@@ -71,7 +71,10 @@ class AtlasPolicy:
         top_k: int,
         session_id: str | None,
         reinforce: bool,
+        hints: Mapping[str, float] | None = None,
     ) -> list[Hit]:
+        """``hints``: memory id -> score from the agent loop's entity route (the engine's
+        ``retrieve(hints=...)``)."""
         if len(self.atlas) == 0:
             return []
         if session_id is not None and session_id not in self.atlas.sessions():
@@ -83,6 +86,7 @@ class AtlasPolicy:
             cross_session=session_id is not None,
             reinforce=reinforce,
             query_embedding=vector,
+            hints=hints,
         )
         return [Hit(h.node.id, h.node.provenance, h.score, h.node.content) for h in hits]
 
