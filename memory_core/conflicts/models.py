@@ -20,7 +20,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.conflicts.items import AuditEntry, ItemStatus, ReviewAction, ReviewItem
 from memory_core.conflicts.verdict import Kind, Span
-from memory_core.store.base import AuditMixin, Base, UUIDKeyMixin
+from memory_core.store.base import AuditMixin, Base, UUIDKeyMixin, table_of
 from memory_core.store.erase import Subject, register_erasable
 
 
@@ -124,7 +124,7 @@ class AllowedPairRow(Base):
 
 
 def _items_where(subject: Subject) -> Any:
-    table = ConflictItemRow.__table__
+    table = table_of(ConflictItemRow)
     if subject.column == "user_id":
         return table.c.user_id == subject.value
     return or_(table.c.session_id == subject.value, table.c.old_session_id == subject.value)
@@ -132,5 +132,5 @@ def _items_where(subject: Subject) -> Any:
 
 # An item quotes both sides, so erasing either side's session removes it; its audit
 # rows go with it through ON DELETE CASCADE.
-register_erasable(ConflictItemRow.__table__, where=_items_where, order=40)  # type: ignore[arg-type]
-register_erasable(AllowedPairRow.__table__, order=40)  # type: ignore[arg-type]
+register_erasable(table_of(ConflictItemRow), where=_items_where, order=40)
+register_erasable(table_of(AllowedPairRow), order=40)

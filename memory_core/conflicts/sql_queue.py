@@ -29,6 +29,7 @@ from memory_core.conflicts.items import (
 from memory_core.conflicts.models import AllowedPairRow, ConflictAuditRow, ConflictItemRow
 from memory_core.conflicts.queue import check_page
 from memory_core.errors import NotFoundError
+from memory_core.store.base import rows_changed
 from memory_core.store.engine import Database
 
 _OPEN = ItemStatus.OPEN.value
@@ -161,7 +162,7 @@ class SqlReviewQueue:
             .values(undone_by=undo_id)
         )
         with self._db.session("mark audit entry undone") as session:
-            changed = session.execute(statement).rowcount  # type: ignore[attr-defined]
+            changed = rows_changed(session.execute(statement))
             if not changed and session.get(ConflictAuditRow, entry_id) is None:
                 raise NotFoundError("audit entry", entry_id)
             return bool(changed)
@@ -210,7 +211,7 @@ class SqlReviewQueue:
             .values(**columns)
         )
         with self._db.session("update review item") as session:
-            changed = session.execute(statement).rowcount  # type: ignore[attr-defined]
+            changed = rows_changed(session.execute(statement))
             if not changed:
                 _item_row(session, item_id)
             return bool(changed)

@@ -30,7 +30,7 @@ from memory_core.knowledge.items import (
     ReviewAction,
     SourceKind,
 )
-from memory_core.store.base import AuditMixin, Base, UTCDateTime, UUIDKeyMixin, aware
+from memory_core.store.base import AuditMixin, Base, UTCDateTime, UUIDKeyMixin, aware, table_of
 from memory_core.store.erase import register_erasable
 
 
@@ -205,6 +205,6 @@ class EpisodeRow(UUIDKeyMixin, AuditMixin, Base):
 
 # erase(session_id=...|user_id=...) removes these; audit rows and citations of an erased
 # item go with it through ON DELETE CASCADE.
-register_erasable(KnowledgeCitationRow.__table__, order=50)  # type: ignore[arg-type]
-register_erasable(KnowledgeItemRow.__table__, order=60)  # type: ignore[arg-type]
-register_erasable(EpisodeRow.__table__, order=60)  # type: ignore[arg-type]
+register_erasable(table_of(KnowledgeCitationRow), order=50)
+register_erasable(table_of(KnowledgeItemRow), order=60)
+register_erasable(table_of(EpisodeRow), order=60)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
-from sqlalchemy import JSON, DateTime, Dialect, MetaData, String
+from sqlalchemy import JSON, CursorResult, DateTime, Dialect, MetaData, Result, String, Table
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
@@ -66,6 +66,18 @@ class Base(DeclarativeBase):
 
     metadata = MetaData(naming_convention=NAMING)
     type_annotation_map: ClassVar[dict[Any, Any]] = {datetime: UTCDateTime}
+
+
+def table_of(row: type[Base]) -> Table:
+    """The ``Table`` behind an ORM class (typed as a plain ``FromClause`` by SQLAlchemy),
+    for Core inserts and the erase registry."""
+    return cast(Table, row.__table__)
+
+
+def rows_changed(result: Result[Any]) -> int:
+    """Rows an UPDATE or DELETE touched: ``Session.execute`` runs them through a cursor,
+    but its return type does not declare ``rowcount``."""
+    return int(cast(CursorResult[Any], result).rowcount)
 
 
 class UUIDKeyMixin:

@@ -13,12 +13,13 @@ import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import Table, delete, select, tuple_
+from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
 from memory_core.errors import InputError, NotFoundError
+from memory_core.store.base import rows_changed, table_of
 from memory_core.store.context_tables import (
     EDGE_TYPES,
     NODE_TYPES,
@@ -299,7 +300,7 @@ class SqlContextGraphRepository:
                     )
                 if records:
                     s.execute(
-                        cast(Table, row_type.__table__).insert(),
+                        table_of(row_type).insert(),
                         [_row_values(graph_id, kind, r) for r in records],
                     )
         return len(nodes) + len(edges)
@@ -321,5 +322,5 @@ class SqlContextGraphRepository:
             gone = 0
             for kind in reversed(_KINDS):  # edges first: they name the nodes
                 result = s.execute(delete(kind.row).where(kind.row.graph_id == graph_id))
-                gone += int(result.rowcount)  # type: ignore[attr-defined]
+                gone += rows_changed(result)
             return gone

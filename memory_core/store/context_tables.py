@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Boolean, CheckConstraint, Double, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from memory_core.store.base import Base, JSONDocument
+from memory_core.store.base import Base, JSONDocument, table_of
 from memory_core.store.erase import register_erasable
 
 NODE_TYPES = ("User", "Goal", "Constraint", "Entity")
@@ -82,5 +82,5 @@ class ContextEdgeRow(_Versioned, Base):
 
 
 # A node or edge says whose it is and which session said it: erase by either.
-register_erasable(ContextNodeRow.__table__, order=30)  # type: ignore[arg-type]
-register_erasable(ContextEdgeRow.__table__, order=30)  # type: ignore[arg-type]
+register_erasable(table_of(ContextNodeRow), order=30)
+register_erasable(table_of(ContextEdgeRow), order=30)

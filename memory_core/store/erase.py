@@ -2,8 +2,8 @@
 
 Other packages register their tables at import time::
 
-    register_erasable(KnowledgeRow.__table__)                      # has session_id/user_id
-    register_erasable(ConflictRow.__table__, user_column=None)     # session_id only
+    register_erasable(table_of(KnowledgeRow))                      # has session_id/user_id
+    register_erasable(table_of(ConflictRow), user_column=None)     # session_id only
 
 A clause that looks subjects up in ``events`` must run before ``events`` itself is
 cleared: give it an ``order`` below ``EVENTS_ORDER`` (the default is).
@@ -25,6 +25,7 @@ from sqlalchemy import Column, ColumnElement, MetaData, String, Table, delete, i
 from sqlalchemy.orm import Session
 
 from memory_core.errors import InputError
+from memory_core.store.base import rows_changed, table_of
 from memory_core.store.events import EventRow, WeightSampleRow
 from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
 
@@ -104,7 +105,7 @@ def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
         if clause is None:
             continue
         result = session.execute(delete(entry.table).where(clause))
-        deleted[entry.table.name] = int(result.rowcount)  # type: ignore[attr-defined]
+        deleted[entry.table.name] = rows_changed(result)
     return deleted
 
 
@@ -152,6 +153,6 @@ def _weight_samples_where(subject: Subject) -> ColumnElement[bool]:
     return WeightSampleRow.node_id.in_(nodes)
 
 
-register_erasable(SnapshotRow.__table__, where=_snapshots_where, order=10)  # type: ignore[arg-type]
-register_erasable(WeightSampleRow.__table__, where=_weight_samples_where, order=20)  # type: ignore[arg-type]
-register_erasable(EventRow.__table__, order=EVENTS_ORDER)  # type: ignore[arg-type]
+register_erasable(table_of(SnapshotRow), where=_snapshots_where, order=10)
+register_erasable(table_of(WeightSampleRow), where=_weight_samples_where, order=20)
+register_erasable(table_of(EventRow), order=EVENTS_ORDER)

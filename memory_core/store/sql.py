@@ -6,14 +6,14 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, Table, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, delete, func, insert, select, update
 from sqlalchemy.orm import Session, undefer
 
 from memory_core.errors import NotFoundError
 from memory_core.store.atlases import AtlasRow
-from memory_core.store.base import utcnow
+from memory_core.store.base import rows_changed, table_of, utcnow
 from memory_core.store.event_filter import Match
 from memory_core.store.events import EventRow, WeightSampleRow
 from memory_core.store.records import (
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 
 
 # Core tables: plain executemany inserts, ~4x faster than ORM bulk inserts for the sink
-_EVENTS = cast(Table, EventRow.__table__)
-_SAMPLES = cast(Table, WeightSampleRow.__table__)
+_EVENTS = table_of(EventRow)
+_SAMPLES = table_of(WeightSampleRow)
 
 
 _SQL_MATCH: dict[Match, Callable[[Any, Any], ColumnElement[bool]]] = {
@@ -253,7 +253,7 @@ class SqlRunRepository:
 
     def delete(self, run_id: str) -> None:
         with self._db.session("delete run") as s:
-            if s.execute(delete(RunRow).where(RunRow.id == run_id)).rowcount == 0:  # type: ignore[attr-defined]
+            if rows_changed(s.execute(delete(RunRow).where(RunRow.id == run_id))) == 0:
                 raise NotFoundError("run", run_id)
 
 
@@ -332,7 +332,7 @@ class SqlSnapshotRepository:
                 delete(SnapshotSessionRow).where(SnapshotSessionRow.snapshot_id == snapshot_id)
             )
             result = s.execute(delete(SnapshotRow).where(SnapshotRow.id == snapshot_id))
-            if result.rowcount == 0:  # type: ignore[attr-defined]
+            if rows_changed(result) == 0:
                 raise NotFoundError("snapshot", snapshot_id)
 
     @staticmethod
@@ -395,7 +395,7 @@ class SqlAtlasRepository:
     def heartbeat(self, atlas_id: str) -> None:
         stmt = update(AtlasRow).where(AtlasRow.id == atlas_id).values(last_seen=utcnow())
         with self._db.session("atlas heartbeat") as s:
-            if s.execute(stmt).rowcount == 0:  # type: ignore[attr-defined]
+            if rows_changed(s.execute(stmt)) == 0:
                 raise NotFoundError("atlas", atlas_id)
 
     def get(self, atlas_id: str) -> AtlasInfo:
