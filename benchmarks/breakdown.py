@@ -20,8 +20,7 @@ from typing import Any
 import numpy as np
 
 from memory_core import ElasticMemoryAtlas
-from memory_core.engine import atlas as atlas_module
-from memory_core.engine import forgetting, retrieval
+from memory_core.engine import atlas_base, forgetting, retrieval
 from memory_core.engine.graph import EdgeStore
 from memory_core.engine.index import LexicalIndex, VectorIndex
 
@@ -38,7 +37,7 @@ ADD_STAGES: tuple[tuple[Any, str, str], ...] = (
     (VectorIndex, "add", "vector index insert"),
     (LexicalIndex, "add", "BM25 add"),
     (EdgeStore, "link", "edges"),
-    (atlas_module, "composite_weight", "composite weight"),
+    (atlas_base, "composite_weight", "composite weight"),  # the add path's import
     (forgetting, "enforce_capacity", "capacity check"),
     (ElasticMemoryAtlas, "_prepare", "validation + importance"),
     (ElasticMemoryAtlas, "_emit", "events"),
