@@ -38,15 +38,6 @@ def no_error(page: Page) -> None:
     assert page.locator("[data-testid=stException]").count() == 0, page.inner_text("body")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known intermittent bug, not yet understood (session 5): under CPU load, page A's "
-    "chat history and recall results sometimes vanish a few seconds after its Playground "
-    "message is shown (the column block is not drawn, no error on the page or in the server "
-    "log) while page B plays the demo; suspected: the shared-state watch fragment's full "
-    "rerun racing the chat rerun, or a websocket reconnect starting a new session. Passes "
-    "alone at low load; see the closing note of session 5 for what was ruled out",
-)
 def test_two_sessions_at_once_keep_their_own_state(server: str, browser: Browser) -> None:
     a, b = new_page(browser), new_page(browser)
     try:
