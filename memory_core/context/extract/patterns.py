@@ -166,6 +166,10 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
 def _absolute_date(m: re.Match[str], now: datetime | None) -> Value | None:
     if m["iso"]:
         found = _safe_date(int(m["y"]), int(m["mo"]), int(m["d"]))
+    elif m["day3"]:  # "the 9th": a day of the turn's month, unresolved without a time
+        if now is None:
+            return Value(DATE, m[0], m.start(), m.end())
+        found = _safe_date(now.year, now.month, int(m["day3"]))
     else:
         month = _month_number(m["month"] or m["month2"])
         day = int(m["day"] or m["day2"])
@@ -289,7 +293,8 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
         re.compile(
             r"(?P<iso>\b(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})\b)"
             rf"|\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>\d{{4}})\b)?"
-            rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month2>{_MONTH})(?![a-z])(?:,?\s+(?P<year2>\d{{4}})\b)?",
+            rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month2>{_MONTH})(?![a-z])(?:,?\s+(?P<year2>\d{{4}})\b)?"
+            rf"|\bthe\s+(?P<day3>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?{_MONTH}(?![a-z]))",
             _I,
         ),
         _absolute_date,

@@ -180,10 +180,11 @@ def _resolve_maybe(
     if not maybe:
         return found
     persons = set()
-    if people is not None:
+    if people is not None:  # the noun alone: "wife" of "user's wife"
+        nouns = [who.rsplit("'s ", 1)[-1] for who in maybe]
         persons = {
-            noun
-            for noun, near in zip(maybe, people.nearest_many(maybe), strict=True)
+            who
+            for who, near in zip(maybe, people.nearest_many(nouns), strict=True)
             if near.label == "person" and near.similarity >= PERSON_MIN_SIMILARITY
         }
     return [
@@ -341,8 +342,8 @@ def _person(token: Token, speaker: str) -> str | None:
     owner = next((c for c in token.children if c.dep_ == "poss"), None)
     if owner is not None and token.pos_ == "NOUN":
         whose = _person(owner, speaker)
-        if whose is not None:
-            return f"{whose}'s {token.lemma_.lower()}"
+        if whose is not None:  # "my wife" is someone, "our flight" a thing: asked in batch
+            return f"{MAYBE}{whose.removeprefix(MAYBE)}'s {token.lemma_.lower()}"
     if owner is None and token.pos_ == "NOUN" and token.dep_ in ("nsubj", "nsubjpass"):
         return f"{MAYBE}{token.lemma_.lower()}"  # a person or a thing? ``slot_values`` asks
     return None
@@ -355,9 +356,11 @@ def _subject(
     possessor of the topic ("my brother's budget"), else the first possessive pronoun of
     the sentence ("your order ... ships by courier"), else the speaker."""
     clause = verb
+    chain: set[int] = set()  # the value's clause and those it hangs from
     for _ in range(4):  # up through reported speech: "my boss said the budget is 5000"
         if clause is None:
             break
+        chain.add(clause.i)
         for child in clause.children:
             if child.dep_ in ("nsubj", "nsubjpass") and (topic is None or child.i != topic.i):
                 who = _person(child, speaker)
@@ -370,9 +373,12 @@ def _subject(
             possessed = _person(owner, speaker)
             if possessed is not None:
                 return possessed
-    if sentence is not None:
-        for token in sentence:
-            if token.dep_ == "poss" and token.pos_ == "PRON":
+    if sentence is not None:  # "your order ... should arrive Thursday", not "our flight
+        for token in sentence:  # moved" beside "return on the 10th": the value's clauses
+            if token.dep_ != "poss" or token.pos_ != "PRON":
+                continue
+            owner_verb = _governing_verb(token)
+            if verb is None or owner_verb is None or owner_verb.i in chain:
                 return _person(token, speaker) or _self(speaker)
     return _self(speaker)
 
