@@ -2,7 +2,9 @@
 
 Every turn of a session (what the user says and, when stored, what the assistant says)
 is extracted and inserted into that session's ``TaskContext``, with the stored memory's id
-and the turn's index as provenance. The responder gets the active subgraph (the goal, the
+and the turn's index as provenance. As in a replay, a turn is read with the other side's
+turn before it (what a verbless "Stalls, please." answers), and with the vector the loop
+already computed for the utterance, so the turn is not embedded twice. The responder gets the active subgraph (the goal, the
 constraints in force and what they replaced, the key entities) ahead of the recalled
 memories, within the token budget, so "what is my hotel limit?" is answered from the
 constraint in force, never from the one it replaced.
@@ -17,6 +19,8 @@ from __future__ import annotations
 import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from memory_core.agent.context import estimate_tokens
 from memory_core.context import (
@@ -39,13 +43,15 @@ CONTEXT_HEADER = "Task context (constraints in force):"
 class ContextStage:
     """One task context graph per session of an atlas, fed turn by turn."""
 
-    __slots__ = ("_extractor", "_held", "_lock", "_sessions", "_turns", "atlas")
+    __slots__ = ("_extractor", "_held", "_last", "_lock", "_sessions", "_turns", "atlas")
 
     def __init__(self, atlas: ElasticMemoryAtlas, *, extractor: Extractor | None = None) -> None:
         self.atlas = atlas
         self._extractor = extractor
         self._sessions: dict[str, TaskContext] = {}
         self._turns: dict[str, int] = {}
+        self._last: dict[str, tuple[str, str]] = {}
+        """Each session's latest turn: its speaker and text (what the next turn answers)."""
         self._held: dict[str, tuple[str, PendingReview]] = {}
         """Review item id -> (session, the change it holds back), until a reviewer answers."""
         self._lock = threading.Lock()
@@ -91,15 +97,29 @@ class ContextStage:
         speaker: str | None,
         memory_id: str | None = None,
         forget: bool = False,
+        vector: np.ndarray | None = None,
     ) -> Applied:
         """Extract one turn and insert it (``forget``: the loop already knows it is a
-        request to forget, whatever the graph's own intent classifier says)."""
+        request to forget, whatever the graph's own intent classifier says; ``vector``:
+        the text's unit embedding, when the loop has it)."""
         context = self.of(session_id)
         context.settings = self.settings()
+        said_by = speaker or "user"
         with self._lock:
             turn = self._turns.get(session_id, 0)
             self._turns[session_id] = turn + 1
-        facts = self.extractor.extract(text, speaker=speaker or "user", at=self.atlas.clock.now())
+            before = self._last.get(session_id)
+            self._last[session_id] = (said_by, text)
+        extractor = self.extractor
+        if vector is not None and extractor.embedder is not self.atlas.embedder:
+            vector = None  # the loop's vector is the atlas model's
+        facts = extractor.extract(
+            text,
+            speaker=said_by,
+            at=self.atlas.clock.now(),
+            vector=vector,
+            reply_to=before[1] if before is not None and before[0] != said_by else None,
+        )
         if forget and facts.intent != labels.FORGET:
             facts = _as_forget(facts)
         return context.observe(facts, turn=turn, memory_id=memory_id)

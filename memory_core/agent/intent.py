@@ -58,6 +58,10 @@ class IntentDetector:
             labels[_OTHER] = self.look_alikes
         self._classifier = PrototypeClassifier(embedder, labels)
 
+    @property
+    def embedder(self) -> Embedder:
+        return self._classifier.embedder
+
     def similarity(self, text: str, vector: np.ndarray | None = None) -> tuple[float, float]:
         """Cosine of ``text`` (or its unit ``vector``) to the nearest example and to the
         nearest look-alike (-1 when there are none)."""

@@ -124,8 +124,9 @@ class TurnLoop(Generic[HitT, StoredT]):
         A request to forget recalls nothing (it must not reinforce what it removes) and is
         answered by the rule; with nothing to forget, nothing changes at all.
         """
+        said = self.rules.utterance_vector(utterance) if self.rules is not None else None
         if self.rules is not None:
-            forget = self.rules.forget_request(utterance, session_id)
+            forget = self.rules.forget_request(utterance, session_id, said)
             if forget is not None:
                 speaker = (metadata or {}).get("speaker")
                 applied, fired = self.rules.context_turn(
@@ -133,6 +134,7 @@ class TurnLoop(Generic[HitT, StoredT]):
                     session_id,
                     speaker=speaker if isinstance(speaker, str) else None,
                     forget=True,
+                    vector=said,
                 )
                 done: Stored[StoredT] = Stored(forget=forget, rules=fired, context=applied)
                 return Turn([], forget.message, done)
@@ -155,6 +157,7 @@ class TurnLoop(Generic[HitT, StoredT]):
             provenance=provenance,
             metadata=metadata,
             options=options,
+            utterance_vector=said,
         )
         return Turn(hits, response, done)
 
@@ -195,16 +198,20 @@ class TurnLoop(Generic[HitT, StoredT]):
         provenance: Sequence[str] = (),
         metadata: Mapping[str, Any] | None = None,
         options: Mapping[str, Any] | None = None,
+        utterance_vector: np.ndarray | None = None,
     ) -> Stored[StoredT]:
         """Filter, store (as said by ``metadata["speaker"]``), then the episode and
-        correction rules. ``vector`` is the attributed text's embedding, if known."""
+        correction rules. ``vector`` is the attributed text's embedding, if known;
+        ``utterance_vector`` the utterance's own, which the rules read."""
         meta = dict(metadata or {})
         speaker = meta.get("speaker")
         said_by = speaker if isinstance(speaker, str) else None
         if not self.remember(utterance, meta):
             if self.rules is None:
                 return Stored(declined=True, context=self._route(utterance, session_id, said_by))
-            applied, fired = self.rules.context_turn(utterance, session_id, speaker=said_by)
+            applied, fired = self.rules.context_turn(
+                utterance, session_id, speaker=said_by, vector=utterance_vector
+            )
             self._index(session_id, applied, said_by)
             return Stored(declined=True, rules=fired, context=applied)
         memory = self.memory
@@ -221,7 +228,7 @@ class TurnLoop(Generic[HitT, StoredT]):
         if self.rules is None:
             return Stored(stored, context=self._route(utterance, session_id, said_by, stored_id))
         applied, fired = self.rules.context_turn(
-            utterance, session_id, speaker=said_by, memory_id=stored_id
+            utterance, session_id, speaker=said_by, memory_id=stored_id, vector=utterance_vector
         )
         self._index(session_id, applied, said_by, stored_id)
         if stored_id is not None:

@@ -27,9 +27,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from memory_core.agent.context_graph import ContextStage
 from memory_core.agent.intent import IntentDetector
 from memory_core.context import Applied, Node, PendingReview
+from memory_core.embedding.base import embed_checked
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
@@ -118,12 +121,27 @@ class Orchestrator:
         self._folded: set[str] = set()  # every id an episode folded (a merge may return one)
 
     # -- before the store --------------------------------------------------------------
-    def forget_request(self, text: str, session_id: str) -> ForgetOutcome | None:
-        """None when ``text`` is not a request to forget (or the rule is off)."""
+    def utterance_vector(self, text: str) -> np.ndarray | None:
+        """The utterance's unit embedding when a rule reads it (the forget rule, the
+        context graph): embedded once per turn and passed to both; None when none does."""
+        stage = self.context
+        reads = self.atlas.config.forget_on_request or (stage is not None and stage.enabled)
+        if not reads or not text.strip():
+            return None
+        vector: np.ndarray = embed_checked(self.atlas.embedder, [text])[0]
+        return vector
+
+    def forget_request(
+        self, text: str, session_id: str, vector: np.ndarray | None = None
+    ) -> ForgetOutcome | None:
+        """None when ``text`` is not a request to forget (or the rule is off); ``vector``:
+        the text's unit embedding (``utterance_vector``), if known."""
         config = self.atlas.config
         if not config.forget_on_request or not text.strip():
             return None
-        if not self.intent.matches(text, config.forget_intent_similarity):
+        if self.intent.embedder is not self.atlas.embedder:
+            vector = None  # a detector over another model embeds the text itself
+        if not self.intent.matches(text, config.forget_intent_similarity, vector):
             return None
         with self.atlas.lock:
             targets = self._recent_user_memories(session_id, config.forget_recent)
@@ -189,13 +207,20 @@ class Orchestrator:
         speaker: str | None,
         memory_id: str | None = None,
         forget: bool = False,
+        vector: np.ndarray | None = None,
     ) -> tuple[Applied | None, list[RuleFired]]:
-        """Insert a turn into the session's context graph; fire the health and review rules."""
+        """Insert a turn into the session's context graph; fire the health and review rules
+        (``vector``: the text's unit embedding, if known)."""
         stage = self.context
         if stage is None or not stage.enabled or not text.strip():
             return None, []
         applied = stage.observe(
-            text, session_id=session_id, speaker=speaker, memory_id=memory_id, forget=forget
+            text,
+            session_id=session_id,
+            speaker=speaker,
+            memory_id=memory_id,
+            forget=forget,
+            vector=vector,
         )
         fired: list[RuleFired] = []
         for item in applied.pending:

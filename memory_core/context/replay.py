@@ -1,7 +1,8 @@
 """A whole conversation into a graph at once (a replay), and the graph as plain JSON.
 
-``replay`` extracts all turns in one batch (``nlp.pipe``, one embedding call) and inserts
-them in order, each with its turn index and id as provenance. ``graph_json`` is the shape
+``replay`` extracts all turns in one batch (``nlp.pipe``, one embedding call for the turns
+unless the caller has their vectors, one for their phrases, one for their slot names) and
+inserts them in order, each with its turn index and id as provenance. ``graph_json`` is the shape
 ``atlas context --json`` prints and tools read: nodes with their type, label, attributes,
 state and turns; edges with their type and state.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from memory_core.context.extract.turn import Extractor
 from memory_core.context.update import Applied, ContextSettings, TaskContext
@@ -32,10 +35,13 @@ def replay(
     *,
     user: str = "user",
     settings: ContextSettings | None = None,
+    vectors: np.ndarray | None = None,
 ) -> tuple[TaskContext, list[Applied]]:
-    """Every turn through one ``TaskContext``; returns it and what each turn changed."""
+    """Every turn through one ``TaskContext``; returns it and what each turn changed
+    (``vectors``: the turns' unit embeddings, one row per turn, when the caller has them)."""
     context = TaskContext(user, embedder=extractor.embedder, settings=settings)
-    facts = extractor.extract_many([(t.text, t.speaker, t.at) for t in turns])
+    facts = extractor.extract_many([(t.text, t.speaker, t.at) for t in turns], vectors)
+    context.prime_slot_names(v.slot for f in facts for v in f.slots)
     applied = [
         context.observe(f, turn=index, memory_id=turn.id)
         for index, (turn, f) in enumerate(zip(turns, facts, strict=True))

@@ -40,14 +40,17 @@ class PrototypeClassifier:
     Thread-safe: the example matrix is built under a lock, then only read.
     """
 
-    __slots__ = ("_embedder", "_label_of", "_lock", "_vectors", "examples")
+    __slots__ = ("_embedder", "_labels", "_lock", "_starts", "_vectors", "examples")
 
     def __init__(self, embedder: Embedder, examples: Mapping[str, Sequence[str]]) -> None:
         if not examples or any(not texts for texts in examples.values()):
             raise InputError("examples", "every label needs at least one example text")
         self._embedder = embedder
         self.examples = {label: tuple(texts) for label, texts in examples.items()}
-        self._label_of = [label for label, texts in self.examples.items() for _ in texts]
+        self._labels = list(self.examples)
+        # each label's examples are consecutive rows: row where each label's examples start
+        sizes = [len(texts) for texts in self.examples.values()]
+        self._starts = np.cumsum([0, *sizes[:-1]])
         self._vectors: np.ndarray | None = None
         self._lock = threading.Lock()
 
@@ -66,12 +69,8 @@ class PrototypeClassifier:
 
     def best_per_label(self, vector: np.ndarray) -> dict[str, float]:
         """Cosine of a unit ``vector`` to each label's nearest example."""
-        cosines = self.vectors() @ vector
-        best: dict[str, float] = {}
-        for label, cosine in zip(self._label_of, cosines.tolist(), strict=True):
-            if cosine > best.get(label, -2.0):
-                best[label] = cosine
-        return best
+        best = np.maximum.reduceat(self.vectors() @ vector, self._starts)
+        return dict(zip(self._labels, best.tolist(), strict=True))
 
     def nearest(self, text: str, vector: np.ndarray | None = None) -> Nearest:
         """The label of the nearest example to ``text`` (or to its unit ``vector``)."""

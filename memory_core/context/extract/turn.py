@@ -1,14 +1,16 @@
 """One turn in, its facts out: intent, goal, slot values and entities.
 
 ``Extractor`` holds what extraction needs: the parser (loaded once per process, see
-``parse``) and the embedder-backed classifiers (intent, goal, attribute names). One turn
-costs one parse and one or two embedding calls; ``extract_many`` runs a replay through
-``nlp.pipe`` and embeds all texts in one call.
+``parse``) and the embedder-backed classifiers (intent, goal, attribute names). The turn's
+own vector comes from the caller when it has one (the agent loop embeds the utterance
+anyway), so a turn costs one parse and one embedding call for its candidate phrases;
+``extract_many`` runs a replay through ``nlp.pipe`` and embeds all its phrases in one call.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,7 +19,7 @@ import numpy as np
 
 from memory_core.context.extract import labels
 from memory_core.context.extract.parse import MAX_PARSE_CHARS, clip, parse, parse_many
-from memory_core.context.extract.patterns import IDENTIFIER, find_values
+from memory_core.context.extract.patterns import IDENTIFIER, Value, find_values
 from memory_core.context.extract.slots import (
     FIRST_PERSON,
     USER,
@@ -27,6 +29,7 @@ from memory_core.context.extract.slots import (
 )
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier
+from memory_core.errors import InputError
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -120,10 +123,16 @@ class Extractor:
         self._namer = PrototypeClassifier(self._memo, labels.SLOT_EXAMPLES)
         self._commands = PrototypeClassifier(self._memo, labels.COMMAND_EXAMPLES)
         self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
-        self._parse = parser or parse
+        self._parse = _RecentParses(parser or parse)
         self._parse_many = parser_many or (
             parse_many if parser is None else lambda ts: (parser(t) for t in ts)
         )
+
+    def warm_classifiers(self) -> None:
+        """Embed every classifier's examples now, off the hot path (else the first turn
+        does it)."""
+        for classifier in (self._intents, self._goals, self._namer, self._commands, self._people):
+            classifier.vectors()
 
     def slots(self, text: str, *, speaker: str = USER, at: float | None = None) -> list[SlotValue]:
         """The slot values of one text (no intent or goal: one parse, at most one embedding)."""
@@ -156,28 +165,40 @@ class Extractor:
         vector: np.ndarray | None = None,
         reply_to: str | None = None,
     ) -> TurnFacts:
-        """One live turn (``vector``: the text's unit embedding, if already computed;
-        ``reply_to``: the other side's turn before, which names a choice said without a
-        verb)."""
+        """One live turn (``vector``: the text's unit embedding, as the agent loop computed
+        it for the memory; ``reply_to``: the other side's turn before, which names a choice
+        said without a verb, usually parsed already as the turn before)."""
         scanned = text[:MAX_SCAN_CHARS]
         if not scanned.strip():
             return _empty(text, speaker, at)
         doc = self._parse(clip(scanned))
         before = self._parse(clip(reply_to[:MAX_SCAN_CHARS])) if reply_to else None
-        if vector is None:
+        if vector is None or len(text) > MAX_PARSE_CHARS:
             vector = embed_checked(self.embedder, [clip(scanned)])[0]
-        return self._facts(text, scanned, doc, vector, speaker, at, before)
+        else:
+            vector = self._checked(vector, 1)[0]
+        values = find_values(scanned, at)
+        self._memo.prime(_candidate_texts(doc, values, before))  # one call for its phrases
+        return self._facts(text, scanned, doc, vector, speaker, at, values, before)
 
-    def extract_many(self, turns: Sequence[tuple[str, str, float | None]]) -> list[TurnFacts]:
-        """Many ``(text, speaker, at)`` turns: batched parse and one embedding call."""
+    def extract_many(
+        self,
+        turns: Sequence[tuple[str, str, float | None]],
+        vectors: np.ndarray | None = None,
+    ) -> list[TurnFacts]:
+        """Many ``(text, speaker, at)`` turns: batched parse and one embedding call for
+        all their phrases (``vectors``: the texts' unit embeddings, one row per turn, when
+        the caller has them; else they are embedded here in one more call)."""
         scanned = [t[:MAX_SCAN_CHARS] for t, _, _ in turns]
         live = [i for i, s in enumerate(scanned) if s.strip()]
         docs = list(self._parse_many([clip(scanned[i]) for i in live]))
-        vectors = (
-            embed_checked(self.embedder, [clip(scanned[i]) for i in live])
-            if live
-            else np.zeros((0, 1), np.float32)
-        )
+        given = {} if vectors is None else dict(enumerate(self._checked(vectors, len(turns))))
+        # a text longer than the parser reads is embedded by its clip, as ``extract`` does
+        embed = [i for i in live if i not in given or len(turns[i][0]) > MAX_PARSE_CHARS]
+        if embed:
+            clips = [clip(scanned[i]) for i in embed]
+            given.update(zip(embed, embed_checked(self.embedder, clips), strict=True))
+        values = {i: find_values(scanned[i], turns[i][2]) for i in live}
         # the other side's turn just before, when it was parsed: what a verbless choice answers
         before = [
             docs[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
@@ -188,16 +209,31 @@ class Extractor:
             [
                 text
                 for row, i in enumerate(live)
-                for text in _candidate_texts(docs[row], scanned[i], turns[i][2], before[row])
+                for text in _candidate_texts(docs[row], values[i], before[row])
             ]
         )
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
             out[i] = self._facts(
-                text, scanned[i], docs[row], vectors[row], speaker, at, before[row]
+                text, scanned[i], docs[row], given[i], speaker, at, values[i], before[row]
             )
         return out
+
+    def _checked(self, vectors: np.ndarray, rows: int) -> np.ndarray:
+        """A caller's turn vectors as given (already unit length: not normalised again, so
+        a live turn and its replay see the same numbers), or a clear error."""
+        dim = self.embedder.dim
+        array = np.asarray(vectors, dtype=np.float32)
+        if rows == 1 and array.shape == (dim,):
+            array = array[None, :]
+        if array.shape != (rows, dim):
+            raise InputError(
+                "vector", f"expected {rows} row(s) of {dim} numbers, got shape {array.shape}"
+            )
+        if not np.isfinite(array).all():
+            raise InputError("vector", "contains NaN or infinity")
+        return array
 
     def _facts(
         self,
@@ -207,6 +243,7 @@ class Extractor:
         vector: np.ndarray,
         speaker: str,
         at: float | None,
+        values: Sequence[Value],
         reply_to: Doc | None = None,
     ) -> TurnFacts:
         intent = self._intents.nearest_vector(vector)
@@ -224,7 +261,7 @@ class Extractor:
         scores = self._goals.best_per_label(vector)
         slots = slot_values(
             scanned,
-            find_values(scanned, at),
+            values,
             doc,
             speaker=speaker,
             namer=self._namer,
@@ -326,10 +363,35 @@ class _Memo:
             return embed_checked(self._inner, list(texts))
 
 
-def _candidate_texts(
-    doc: Doc, scanned: str, at: float | None, reply_to: Doc | None = None
-) -> list[str]:
-    taken = [(v.start, v.end) for v in find_values(scanned, at)]
+class _RecentParses:
+    """The parser with a memory of its last few texts: a live turn's ``reply_to`` (the turn
+    parsed just before) and a question parsed for the entity route are not parsed again."""
+
+    __slots__ = ("_docs", "_lock", "_parse")
+
+    SIZE = 8
+
+    def __init__(self, parse: Callable[[str], Doc]) -> None:
+        self._parse = parse
+        self._docs: OrderedDict[str, Doc] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> Doc:
+        with self._lock:
+            doc = self._docs.get(text)
+            if doc is not None:
+                self._docs.move_to_end(text)
+                return doc
+        doc = self._parse(text)
+        with self._lock:
+            self._docs[text] = doc
+            if len(self._docs) > self.SIZE:
+                self._docs.popitem(last=False)
+        return doc
+
+
+def _candidate_texts(doc: Doc, values: Sequence[Value], reply_to: Doc | None = None) -> list[str]:
+    taken = [(v.start, v.end) for v in values]
     return [text for _, _, text in choice_candidates(doc, taken, reply_to)] + [
         text for _, text in command_clauses(doc)
     ]

@@ -1,0 +1,120 @@
+"""The extractor's speed path with the real English pipeline and the real MiniLM (issue #24,
+point 7): a turn whose vector the caller already has is never embedded again, a turn's
+candidate phrases go to the model in one call, the turn before (``reply_to``) is not parsed
+twice, and none of it changes what is extracted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory_core.context import Extractor
+from memory_core.context.extract.parse import parse
+from memory_core.context.replay import TurnInput, graph_json, replay
+from memory_core.embedding.base import embed_checked
+from memory_core.embedding.cache import CachedEmbedder
+from memory_core.embedding.minilm import MiniLMEmbedder
+from memory_core.errors import InputError
+
+pytestmark = pytest.mark.integration
+
+TURNS = [
+    ("user", "I ordered an iPhone 15 yesterday, order ORD-20240721-889. Where is it?"),
+    ("assistant", "It ships by standard courier. Home delivery or a pickup point?"),
+    ("user", "Home delivery, thanks. Never mind, make it SF Express cash on delivery"),
+    ("user", "And my budget for the hotel is 200 euros max, for 4 people"),
+    ("assistant", "Noted: 200 EUR per night for 4."),
+]
+
+
+MINILM = CachedEmbedder(MiniLMEmbedder())
+"""Real MiniLM, one cache for the module (each text reaches the model once)."""
+
+
+class Recording:
+    """Real MiniLM, recording every call the extractor makes and its texts."""
+
+    def __init__(self) -> None:
+        self.inner = MINILM
+        self.calls: list[list[str]] = []
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+    def texts(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+
+def _extractor() -> tuple[Extractor, Recording]:
+    recording = Recording()
+    extractor = Extractor(recording)
+    extractor.warm_classifiers()
+    recording.calls.clear()
+    return extractor, recording
+
+
+def _facts(facts: Any) -> list[Any]:
+    return [(f.intent, f.goal, f.slots, f.entities, f.forget_topic) for f in facts]
+
+
+def test_a_live_turn_with_its_vector_embeds_only_its_phrases_in_one_call() -> None:
+    extractor, recording = _extractor()
+    reference, _ = _extractor()
+    text = TURNS[2][1]
+    vector = embed_checked(recording.inner, [text])[0]
+    given = extractor.extract(text, vector=vector, reply_to=TURNS[1][1])
+    assert text not in recording.texts()
+    assert len(recording.calls) == 1  # the candidate phrases, together
+    assert _facts([given]) == _facts([reference.extract(text, reply_to=TURNS[1][1])])
+
+
+def test_a_replay_with_the_turn_vectors_embeds_no_turn_and_builds_the_same_graph() -> None:
+    turns = [TurnInput(str(i), s, t) for i, (s, t) in enumerate(TURNS)]
+    extractor, recording = _extractor()
+    reference, _ = _extractor()
+    vectors = embed_checked(recording.inner, [t.text for t in turns])
+    given, _ = replay(turns, extractor, vectors=vectors)
+    assert not set(recording.texts()) & {t.text for t in turns}
+    expected, _ = replay(turns, reference)
+    assert graph_json(given) == graph_json(expected)
+
+
+def test_the_turn_before_is_parsed_once() -> None:
+    parsed: list[str] = []
+
+    def counting(text: str) -> Any:
+        parsed.append(text)
+        return parse(text)
+
+    extractor = Extractor(MINILM, parser=counting)
+    extractor.extract(TURNS[1][1], speaker="assistant")
+    extractor.extract(TURNS[2][1], reply_to=TURNS[1][1])
+    assert parsed == [TURNS[1][1], TURNS[2][1]]
+
+
+def test_a_wrong_vector_is_refused_with_its_shape() -> None:
+    extractor, _ = _extractor()
+    for bad in (np.zeros(5, np.float32), np.full(384, np.nan, np.float32)):
+        with pytest.raises(InputError, match="vector"):
+            extractor.extract(TURNS[0][1], vector=bad)
+    with pytest.raises(InputError, match=r"2 row\(s\) of 384"):
+        extractor.extract_many([(TURNS[0][1], "user", None)] * 2, np.zeros((3, 384), np.float32))
+
+
+def test_a_text_longer_than_the_parser_reads_is_embedded_by_its_clip() -> None:
+    extractor, recording = _extractor()
+    long = "I want a hotel under 180 EUR per night. " * 80
+    extractor.extract(long, vector=embed_checked(recording.inner, [long])[0])
+    assert long[:2_000] in recording.texts()
