@@ -42,6 +42,9 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "on second thought, go with the blue one",
         "update the party size to six",
         "no wait, I meant Tuesday",
+        "please change the date to a later day",
+        "can you move the appointment to the afternoon",
+        "make it earlier, our plans changed",
     ),
     CANCEL: (
         "cancel my order",

@@ -199,6 +199,8 @@ def _resolve_maybe(
 def _typed(value: Value, doc: Doc | None, speaker: str, taken: set[int]) -> SlotValue:
     span = doc.char_span(value.start, value.end, alignment_mode="expand") if doc else None
     text = value.text.strip()
+    if value.kind in (DATE, TIME) and text.endswith(".") and not text.endswith("m."):
+        text = text[:-1]  # "on 3 July." ends a sentence ("10 a.m." keeps its dot)
     if span is None or len(span) == 0:
         return SlotValue(
             _self(speaker), _slot_name(value, None, copular=False), text, value.kind,
