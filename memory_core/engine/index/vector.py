@@ -78,8 +78,8 @@ def quantised_hnsw(dim: int, m: int, ef_construction: int, ef_search: int, span:
     """An empty HNSW index (inner product) over 8-bit codes of each component within
     ``span`` (``quantiser_range``): set, not trained, so an index rebuilt from a snapshot
     encodes every vector exactly as the saved one did."""
-    index: Any = faiss.IndexHNSWSQ(
-        dim, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT
+    index: Any = _SWIG.IndexHNSWSQ(
+        dim, _SWIG.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT
     )
     storage: Any = faiss.downcast_index(index.storage)
     faiss.copy_array_to_vector(np.ascontiguousarray(span, dtype=np.float32), storage.sq.trained)
@@ -91,7 +91,8 @@ def quantised_hnsw(dim: int, m: int, ef_construction: int, ef_search: int, span:
 
 def quantiser_span(index: Any) -> np.ndarray:
     """The ``quantiser_range`` an index made by ``quantised_hnsw`` encodes with."""
-    span: np.ndarray = faiss.vector_to_array(faiss.downcast_index(index.storage).sq.trained)
+    storage: Any = faiss.downcast_index(index.storage)
+    span: np.ndarray = faiss.vector_to_array(storage.sq.trained)
     return span.astype(np.float32, copy=False)
 
 
