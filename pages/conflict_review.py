@@ -28,7 +28,7 @@ from memory_core.dashboard.conflict_view import (
     undoable,
     write,
 )
-from memory_core.dashboard.context_live import is_context_item, live_graphs
+from memory_core.dashboard.context_live import held_nodes, is_context_item, live_graphs
 from memory_core.dashboard.graph_view import build_graph
 from memory_core.dashboard.jobs import SCAN, job_caption
 from memory_core.dashboard.ui.app_shell import require_app_shell
@@ -242,6 +242,7 @@ with st.expander(
         live_graphs(system.player.rules),
         [item.old_id, item.new_id],
         [item.old_session_id, item.session_id],
+        held_nodes(system.player.rules),
     )
 
 if item.status.value == "open":

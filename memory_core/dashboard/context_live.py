@@ -66,6 +66,14 @@ def live_graphs(rules: Orchestrator | None) -> dict[str, ContextGraph]:
     return {} if stage is None else {s: stage.of(s).graph for s in stage.sessions()}
 
 
+def held_nodes(rules: Orchestrator | None) -> frozenset[str]:
+    """Nodes in force whose replacement the live loop holds back for a reviewer."""
+    stage = None if rules is None else rules.context
+    return (
+        frozenset() if stage is None else frozenset(p.existing_id for _, p in stage.held().values())
+    )
+
+
 def graph_sessions(graphs: Graphs) -> list[str]:
     """Sessions that have a graph, sorted."""
     return sorted(graphs)

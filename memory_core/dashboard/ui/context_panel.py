@@ -6,7 +6,7 @@ Node text reaches the page only through the graph's plain-text tooltips and data
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 import streamlit as st
@@ -136,15 +136,19 @@ def entity_view(
 
 
 def context_links(
-    graphs: Graphs, memory_ids: Sequence[str | None], sessions: Sequence[str]
+    graphs: Graphs,
+    memory_ids: Sequence[str | None],
+    sessions: Sequence[str],
+    pending: Collection[str] = (),
 ) -> None:
     """The context nodes a reviewed pair or item produced, each with a link that opens the
-    live graph's entity view focused on it."""
+    live graph's entity view focused on it (``pending``: nodes in force whose replacement
+    waits for a reviewer, shown as such)."""
     found = nodes_behind(graphs, [m for m in memory_ids if m], sessions)
     if not found:
         st.caption("No task context node came from these memories.")
         return
-    st.dataframe(link_rows([n for _, n in found]), hide_index=True, width="stretch")
+    st.dataframe(link_rows([n for _, n in found], pending), hide_index=True, width="stretch")
     for _, node in found[:8]:
         st.page_link(
             LIVE_GRAPH_PAGE,

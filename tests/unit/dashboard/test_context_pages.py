@@ -196,6 +196,9 @@ def test_a_held_back_context_change_reaches_the_review_page_and_its_answer_the_g
     app.run()
     assert not app.exception, [e.value for e in app.exception]
     assert any(in_force.id in str(t.value) for t in app.text)  # the reason names the node
+    (nodes,) = [f.value for f in app.dataframe if "slot" in f.value.columns]
+    row = nodes[nodes["node"] == in_force.id].to_dict("records")
+    assert row and row[0]["state"] == "pending review"
     links = [e for e in app.get("page_link") if in_force.id in e.proto.label]
     assert links and f"focus={in_force.id}" in links[0].proto.query_string
     desk = desk_for(system.atlas, None)
