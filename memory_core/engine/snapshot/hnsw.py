@@ -9,8 +9,10 @@ Members: ``graph_rows`` (int64, one per FAISS label: the memory row it holds, -1
 deleted vector that still routes searches), ``graph_deleted`` (float32, the deleted
 vectors, in label order), ``graph_levels`` (int32, each label's level count) and
 ``graph_neighbors`` (int32, FAISS's flat neighbour table, -1 for an empty place; its
-offsets follow from the levels). The header's ``graph`` holds ``m``, ``entry_point`` and
-``max_level``, or is null when the index is exact (rebuilt on load in milliseconds).
+offsets follow from the levels), and ``graph_span`` (float32, the 8-bit quantiser's range;
+absent in files written before the graph held 8-bit codes). The header's ``graph`` holds
+``m``, ``entry_point`` and ``max_level``, or is null when the index is exact (rebuilt on
+load in milliseconds).
 """
 
 from __future__ import annotations
