@@ -107,7 +107,10 @@ class FamilyIndex:
 
     def add_member(self, key: str, slot: int) -> Family:
         family = self.get(key)
-        family.members.append(slot)
+        if family.members:
+            family.members.append(slot)
+        else:  # most families hold one line: a list of one, not append's room for four
+            family.members = [slot]
         self._place(slot, family)
         return family
 
