@@ -84,10 +84,8 @@ class LiveRecorder:
         self._closed = False
         self.snapshots_taken = 0
         self._unsubscribe: Callable[[], None] = atlas.subscribe(self._on_event)
-        try:  # listed at once, before the agent's first write
-            db.atlases.register(self.atlas_id, name=name, kind="live")
-        except AtlasError as exc:
-            log.warning("recorded atlas not registered: %s", exc)
+        self._name = name
+        self._registered = self._register()  # listed at once, before the agent's first write
         self.snapshot()  # the followers' first checkpoint, before the agent's first write
         self._checkpointed = (0, self._version())
         self._thread = threading.Thread(target=self._run, name="atlas-live-snapshots", daemon=True)
@@ -142,6 +140,8 @@ class LiveRecorder:
             self._cond.notify_all()
         self._unsubscribe()
         self._thread.join(timeout=30)
+        if not self._registered:  # a recorder that never got listed is listed by its goodbye
+            self._registered = self._register()
         self.snapshot(FINAL_LABEL)
         self._unrecord()
         self.sink.close()
@@ -185,7 +185,24 @@ class LiveRecorder:
         with self._cond:
             return self._cond.wait_for(lambda: self._stop, timeout=seconds)
 
+    def _register(self) -> bool:
+        """List this atlas for the dashboard; False (logged) when the database refused.
+
+        A refusal (a busy or briefly unreachable database) is retried by the next heartbeat
+        and by ``close``: an atlas with no events is listed by nothing else, so one failed
+        attempt would leave it "unregistered" for good.
+        """
+        try:
+            self.db.atlases.register(self.atlas_id, name=self._name, kind="live")
+        except AtlasError as exc:
+            log.warning("recorded atlas not registered yet: %s", exc)
+            return False
+        return True
+
     def _heartbeat(self) -> None:
+        if not self._registered:
+            self._registered = self._register()
+            return
         try:
             self.db.atlases.heartbeat(self.atlas_id)
         except AtlasError as exc:  # a missed heartbeat only ages the "live" badge

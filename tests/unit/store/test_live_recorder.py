@@ -11,7 +11,7 @@ import pytest
 
 from memory_core import ElasticMemoryAtlas
 from memory_core.cli import build_parser
-from memory_core.errors import InputError
+from memory_core.errors import InputError, NotFoundError, StoreUnavailableError
 from memory_core.store import live
 from memory_core.store.engine import Database, open_database
 from memory_core.store.live import LiveRecorder
@@ -126,6 +126,28 @@ def test_recorded_atlases_lists_counts_and_liveness(url: str, reader: Database) 
         assert [a.name for a in recorded_atlases(reader, exclude={first.atlas_id})] == ["second"]
     finally:
         first.close()
+
+
+def test_a_refused_first_listing_is_retried_so_an_idle_recorder_still_shows(
+    url: str, reader: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy database refusing the start-up listing must not leave an atlas "unregistered"."""
+    db = open_database(url)
+    real_register = db.atlases.register
+    refusals = iter([StoreUnavailableError("database is locked")])
+
+    def register_refused_once(atlas_id: str, *, name: str, kind: str) -> object:
+        for exc in refusals:
+            raise exc
+        return real_register(atlas_id, name=name, kind=kind)
+
+    monkeypatch.setattr(db.atlases, "register", register_refused_once)
+    recorder = LiveRecorder(atlas(), db, name="idle agent", snapshot_every=0.1)
+    with pytest.raises(NotFoundError):
+        reader.atlases.get(recorder.atlas_id)  # the refusal really happened
+    recorder.close()  # no event ever came: only the retry can list it
+    (listed,) = recorded_atlases(reader)
+    assert (listed.name, listed.stopped) == ("idle agent", True)
 
 
 @pytest.mark.parametrize(
