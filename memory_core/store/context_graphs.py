@@ -306,7 +306,7 @@ class SqlContextGraphRepository:
         return len(nodes) + len(edges)
 
     def load(self, graph_id: str) -> StoredGraph:
-        with self._db.session("load context graph") as s:
+        with self._db.session("load context graph", read_only=True) as s:
             nodes, edges = (_versions(s, kind, graph_id) for kind in _KINDS)
             if not nodes and not edges:
                 raise NotFoundError("context graph", graph_id)
@@ -314,7 +314,7 @@ class SqlContextGraphRepository:
 
     def graph_ids(self) -> list[str]:
         stmt = select(ContextNodeRow.graph_id).union(select(ContextEdgeRow.graph_id))
-        with self._db.session("list context graphs") as s:
+        with self._db.session("list context graphs", read_only=True) as s:
             return sorted(str(g) for g in s.scalars(stmt))
 
     def delete(self, graph_id: str) -> int:

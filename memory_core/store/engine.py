@@ -27,7 +27,9 @@ from memory_core.store.sql import (
 )
 
 URL_ENV = "ATLAS_DATABASE_URL"
-DEFAULT_BUSY_TIMEOUT = 5.0
+DEFAULT_BUSY_TIMEOUT = 30.0  # a loaded machine can hold a write (embedding inside) for seconds
+_WRITE_BEGIN = "IMMEDIATE"
+_READ_BEGIN = "DEFERRED"
 _URL_HELP = (
     "must be a SQLAlchemy URL with a file path or a server, e.g. sqlite:////var/atlas/atlas.db "
     "or postgresql+psycopg://user:password@host:5432/atlas"
@@ -71,11 +73,18 @@ def create_store_engine(url: URL, *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT)
 
 
 def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
-    """WAL, busy timeout, foreign keys, and real transactions.
+    """WAL, busy timeout, foreign keys, and real transactions that wait for the write lock.
 
     pysqlite's own transaction handling starts no transaction before DDL and silently
     commits around it; taking over BEGIN makes migrations and batches atomic.
-    ``sqlite_begin="IMMEDIATE"`` (an execution option) takes the write lock up front.
+
+    Transactions begin IMMEDIATE (they take the write lock up front) unless the
+    ``sqlite_begin`` execution option says otherwise. A deferred transaction that reads
+    and then writes cannot wait for the lock: SQLite refuses the upgrade at once with
+    "database is locked" (SQLITE_BUSY, the busy timeout is not consulted, since waiting
+    could deadlock two such readers), and after another connection's commit its snapshot
+    is stale (SQLITE_BUSY_SNAPSHOT). Nearly every unit of work here reads before it writes.
+    ``Database.session(read_only=True)`` begins DEFERRED so pure readers never wait.
     """
 
     @event.listens_for(engine, "connect")
@@ -91,8 +100,8 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get("sqlite_begin", "")
-        conn.exec_driver_sql(f"BEGIN {mode}".strip())
+        mode = conn.get_execution_options().get("sqlite_begin", _WRITE_BEGIN)
+        conn.exec_driver_sql(f"BEGIN {mode}")
 
 
 class Database:
@@ -101,6 +110,9 @@ class Database:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._read_sessions = sessionmaker(
+            engine.execution_options(sqlite_begin=_READ_BEGIN), expire_on_commit=False
+        )
         self._events = SqlEventRepository(self)
         self._runs = SqlRunRepository(self)
         self._snapshots = SqlSnapshotRepository(self)
@@ -138,9 +150,18 @@ class Database:
         return self.engine.dialect.name
 
     @contextmanager
-    def session(self, action: str = "database operation") -> Iterator[Session]:
-        """One transaction: committed on success, rolled back on error, errors translated."""
-        with translate_errors(action), self._sessions.begin() as session:
+    def session(
+        self, action: str = "database operation", *, read_only: bool = False
+    ) -> Iterator[Session]:
+        """One transaction: committed on success, rolled back on error, errors translated.
+
+        On SQLite a session takes the write lock when it begins (waiting up to the busy
+        timeout), so a read followed by a write inside it cannot fail as "locked".
+        ``read_only=True`` skips the lock for sessions that only read: they see one
+        snapshot and never wait for writers; a write in one may fail as "locked".
+        """
+        sessions = self._read_sessions if read_only else self._sessions
+        with translate_errors(action), sessions.begin() as session:
             yield session
 
     def erase(self, *, session_id: str | None = None, user_id: str | None = None) -> dict[str, int]:

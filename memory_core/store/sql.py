@@ -137,7 +137,7 @@ class SqlEventRepository:
             order = [column.desc().nulls_last(), EventRow.id.desc()]
         else:
             order = [column.asc().nulls_last(), EventRow.id.asc()]
-        with self._db.session("query events") as s:
+        with self._db.session("query events", read_only=True) as s:
             total = s.scalar(select(func.count()).select_from(EventRow).where(*conds)) or 0
             rows = s.scalars(
                 select(EventRow).where(*conds).order_by(*order).offset(offset).limit(limit)
@@ -145,7 +145,7 @@ class SqlEventRepository:
             return Page(tuple(_stored(r) for r in rows), total, offset, limit)
 
     def get(self, event_id: int) -> StoredEvent:
-        with self._db.session("read event") as s:
+        with self._db.session("read event", read_only=True) as s:
             row = s.get(EventRow, event_id)
             if row is None:
                 raise NotFoundError("event", event_id)
@@ -153,7 +153,7 @@ class SqlEventRepository:
 
     def count(self, flt: EventFilter | None = None) -> int:
         stmt = select(func.count()).select_from(EventRow).where(*event_conditions(flt))
-        with self._db.session("count events") as s:
+        with self._db.session("count events", read_only=True) as s:
             return int(s.scalar(stmt) or 0)
 
     def weight_history(self, node_id: str, *, atlas_id: str | None = None) -> list[WeightPoint]:
@@ -161,13 +161,13 @@ class SqlEventRepository:
         if atlas_id is not None:
             stmt = stmt.where(WeightSampleRow.atlas_id == atlas_id)
         stmt = stmt.order_by(WeightSampleRow.at, WeightSampleRow.id)
-        with self._db.session("read weight history") as s:
+        with self._db.session("read weight history", read_only=True) as s:
             return [WeightPoint(r.at, r.weight, r.source) for r in s.scalars(stmt)]
 
     def eviction_counts(self, flt: EventFilter | None = None) -> dict[str, int]:
         conds = event_conditions((flt or EventFilter()).evictions())
         stmt = select(EventRow.reason, func.count()).where(*conds).group_by(EventRow.reason)
-        with self._db.session("count evictions") as s:
+        with self._db.session("count evictions", read_only=True) as s:
             return {str(reason): int(n) for reason, n in s.execute(stmt).all()}
 
     def after(self, atlas_id: str, seq: int, *, limit: int = 1_000) -> list[StoredEvent]:
@@ -178,7 +178,7 @@ class SqlEventRepository:
             .order_by(EventRow.seq)
             .limit(limit)
         )  # one range scan of ix_events_atlas_seq
-        with self._db.session("read events after") as s:
+        with self._db.session("read events after", read_only=True) as s:
             return [_stored(r) for r in s.scalars(stmt)]
 
 
@@ -229,7 +229,7 @@ class SqlRunRepository:
             return _run(row)
 
     def get(self, run_id: str) -> RunRecord:
-        with self._db.session("read run") as s:
+        with self._db.session("read run", read_only=True) as s:
             row = s.get(RunRow, run_id)
             if row is None:
                 raise NotFoundError("run", run_id)
@@ -240,7 +240,7 @@ class SqlRunRepository:
     ) -> Page[RunRecord]:
         check_page(offset, limit)
         conds = [RunRow.name.icontains(name_contains, autoescape=True)] if name_contains else []
-        with self._db.session("list runs") as s:
+        with self._db.session("list runs", read_only=True) as s:
             total = s.scalar(select(func.count()).select_from(RunRow).where(*conds)) or 0
             rows = s.scalars(
                 select(RunRow)
@@ -296,14 +296,14 @@ class SqlSnapshotRepository:
             return _snapshot(row, unique)
 
     def get(self, snapshot_id: str) -> SnapshotInfo:
-        with self._db.session("read snapshot") as s:
+        with self._db.session("read snapshot", read_only=True) as s:
             row = s.get(SnapshotRow, snapshot_id)
             if row is None:
                 raise NotFoundError("snapshot", snapshot_id)
             return _snapshot(row, self._sessions(s, [row.id])[row.id])
 
     def data(self, snapshot_id: str) -> bytes:
-        with self._db.session("read snapshot data") as s:
+        with self._db.session("read snapshot data", read_only=True) as s:
             row = s.get(SnapshotRow, snapshot_id, options=[undefer(SnapshotRow.data)])
             if row is None:
                 raise NotFoundError("snapshot", snapshot_id)
@@ -314,7 +314,7 @@ class SqlSnapshotRepository:
     ) -> Page[SnapshotInfo]:
         check_page(offset, limit)
         conds = [SnapshotRow.atlas_id == atlas_id] if atlas_id is not None else []
-        with self._db.session("list snapshots") as s:
+        with self._db.session("list snapshots", read_only=True) as s:
             total = s.scalar(select(func.count()).select_from(SnapshotRow).where(*conds)) or 0
             rows = s.scalars(
                 select(SnapshotRow)
@@ -399,7 +399,7 @@ class SqlAtlasRepository:
                 raise NotFoundError("atlas", atlas_id)
 
     def get(self, atlas_id: str) -> AtlasInfo:
-        with self._db.session("read atlas") as s:
+        with self._db.session("read atlas", read_only=True) as s:
             row = s.get(AtlasRow, atlas_id)
             if row is None:
                 raise NotFoundError("atlas", atlas_id)
@@ -411,5 +411,5 @@ class SqlAtlasRepository:
         stmt = select(AtlasRow).order_by(AtlasRow.last_seen.desc(), AtlasRow.id)
         if kind is not None:
             stmt = stmt.where(AtlasRow.kind == kind)
-        with self._db.session("list atlases") as s:
+        with self._db.session("list atlases", read_only=True) as s:
             return [_atlas(r) for r in s.scalars(stmt)]

@@ -98,7 +98,7 @@ def head(db: Database, atlas_id: str) -> Head:
         .order_by(SnapshotRow.created_at.desc(), SnapshotRow.id.desc())
         .limit(1)
     )
-    with db.session("follow recorded atlas") as s:
+    with db.session("follow recorded atlas", read_only=True) as s:
         row = s.execute(stmt).first()
         if row is None:  # no snapshot yet
             events_at, seen_at, seq = s.execute(select(last_event, last_seen, last_seq)).one()
@@ -108,7 +108,7 @@ def head(db: Database, atlas_id: str) -> Head:
 
 def recorded_atlases(db: Database, *, exclude: Collection[str] = ()) -> list[RecordedAtlas]:
     """Atlases with at least one snapshot, most recently snapshotted first."""
-    with db.session("list recorded atlases") as s:
+    with db.session("list recorded atlases", read_only=True) as s:
         snaps = {
             atlas_id: (newest, count)
             for atlas_id, newest, count in s.execute(
