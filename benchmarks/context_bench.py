@@ -3,7 +3,7 @@ turn, batched as in a replay (``nlp.pipe``, one embedding call per conversation 
 phrases, one for the slot names) and one turn at a time as in a live agent (p50 / p99,
 each turn read with the other side's turn before it), plus the one-off load of the parser.
 
-The turn's own vector is the one the agent loop computes for the memory anyway (the
+The turn's own vector is the one the agent loop computes anyway (the
 forget rule and recall embed the utterance): it is computed before the clock starts and
 passed in, and its cost is reported beside, not counted. Everything else the graph embeds
 (candidate phrases, slot names) starts cold: MiniLM behind a cache in memory only, new for
@@ -179,7 +179,7 @@ def lines(costs: dict[str, Any]) -> list[str]:
         f" attribute prototypes) and insert into the graph, on the {costs['turns']:,} turns of"
         f" the LoCoMo dev split ({costs['graph_nodes']:,} nodes built). Parser load, once per"
         f" process: {costs['parser_load_s']:.1f} s. The turn's own vector comes from the agent"
-        " loop, which embeds the utterance for the memory anyway (here"
+        " loop, which embeds the utterance anyway for its forget rule and recall (here"
         f" {costs['turn_embedding_ms_per_turn']:.2f} ms wall /"
         f" {costs['turn_embedding_cpu_ms_per_turn']:.2f} ms CPU per turn, batched, not counted);"
         " candidate phrases and slot names are embedded cold (MiniLM, empty cache).",

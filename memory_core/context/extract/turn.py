@@ -166,7 +166,7 @@ class Extractor:
         reply_to: str | None = None,
     ) -> TurnFacts:
         """One live turn (``vector``: the text's unit embedding, as the agent loop computed
-        it for the memory; ``reply_to``: the other side's turn before, which names a choice
+        it for its rules; ``reply_to``: the other side's turn before, which names a choice
         said without a verb, usually parsed already as the turn before)."""
         scanned = text[:MAX_SCAN_CHARS]
         if not scanned.strip():
