@@ -23,11 +23,11 @@ import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from memory_core.conflicts import vectors
+from memory_core.conflicts import pair_model, vectors
 from memory_core.conflicts.claims import STOP, Claim, Value, claims, stem
 from memory_core.conflicts.slots import SLOT_WORDS, SlotReader, SlotReading
 from memory_core.conflicts.verdict import Kind, Span, Verdict
@@ -87,6 +87,9 @@ POLARITY_SCORE = 0.85
 SWAP_SCORE = 0.7
 CORRECTION_SCORE = 0.75
 COMPATIBLE_SCORE = 0.1
+LEARNED_SCORE = 0.75
+"""Highest score of a contradiction only the learned model found (``pair_model``): below
+the replay policy's 0.8 that resolves alone, so a reviewer settles it."""
 UNRELATED_SCORE = 0.02
 
 _WORD = re.compile(r"[^\W_]+(?:['’][a-z]+)?", re.IGNORECASE)
@@ -94,7 +97,7 @@ _USER_POSSESSIVE = re.compile(r"\b(?:the )?user['’]s\b", re.IGNORECASE)
 _USER = re.compile(r"\b(?:the )?user\b", re.IGNORECASE)
 
 
-def _first_person(text: str) -> str:
+def first_person(text: str) -> str:
     """An assistant-style memory ("User's son has ...", "The user is ...") as the user would
     say it, for the slot reader: its examples are in the first person."""
     return _USER.sub("I", _USER_POSSESSIVE.sub("my", text))
@@ -106,6 +109,8 @@ class _Finding:
     kind: Kind
     reason: str
     spans: tuple[Span, ...]
+    slot: bool = False
+    """Found by the slot layer (one attribute typed by MiniLM, two values)."""
 
 
 class ClaimJudge:
@@ -119,9 +124,18 @@ class ClaimJudge:
             texts' cosine when the caller passes none; default the shipped MiniLM, loaded
             on first use. ``None`` with ``slots=False`` runs without a model.
         slots: compare claims by slot (one attribute, two values in other words).
+        learned: let the learned pair model (``pair_model.py``) confirm or overrule the
+            rules on candidate pairs (needs ``slots``).
     """
 
-    __slots__ = ("_embedder", "_reader", "_related_similarity", "_slots", "_threshold")
+    __slots__ = (
+        "_embedder",
+        "_learned",
+        "_reader",
+        "_related_similarity",
+        "_slots",
+        "_threshold",
+    )
 
     def __init__(
         self,
@@ -130,6 +144,7 @@ class ClaimJudge:
         related_similarity: float = DEFAULT_RELATED_SIMILARITY,
         embedder: Embedder | None = None,
         slots: bool = True,
+        learned: bool = True,
     ) -> None:
         if not _number(threshold) or not 0.0 < threshold <= 1.0:
             raise ConfigError("threshold", threshold, "a number in (0, 1]")
@@ -138,6 +153,7 @@ class ClaimJudge:
         self._threshold = float(threshold)
         self._related_similarity = float(related_similarity)
         self._slots = bool(slots)
+        self._learned = bool(learned) and self._slots
         self._embedder = embedder
         self._reader: SlotReader | None = None
 
@@ -157,7 +173,7 @@ class ClaimJudge:
         ``model`` is not the slot reader's."""
         if not self._slots:
             return
-        kept = [(t, v) for t, v in zip(texts, vectors, strict=True) if _first_person(t) == t]
+        kept = [(t, v) for t, v in zip(texts, vectors, strict=True) if first_person(t) == t]
         if kept:
             self._slot_reader().prime(model, [t for t, _ in kept], np.stack([v for _, v in kept]))
 
@@ -168,7 +184,7 @@ class ClaimJudge:
             + [a[c.start : c.end] for c in claims(a)]
             + [b[c.start : c.end] for c in claims(b)]
         )
-        read = self._slot_reader().read([_first_person(p) for p in pieces])
+        read = self._slot_reader().read([first_person(p) for p in pieces])
         return dict(zip(pieces, read, strict=True))
 
     @property
@@ -184,12 +200,54 @@ class ClaimJudge:
         if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         old, new = claims(a), claims(b)
-        readings: dict[str, SlotReading] = {}
+        similarity, readings = self._read(a, b, similarity)
+        rules, finding = self._rules(a, b, old, new, similarity, readings)
+        if not (self._learned and readings) or a.strip() == b.strip():
+            return rules
+        model = pair_model.load()
+        if model.embedder != self._slot_reader().embedder.name:
+            return rules  # trained on another embedder's vectors (a test's fake)
+        view = _view(a, b, old, new, readings)
+        probability = model.probability(_pair_features(a, b, old, new, view, rules))
+        short = len(old) == len(new) == 1
+        verdict = _decide(a, b, view, rules, finding, probability, model.threshold, short=short)
+        if verdict.is_contradiction and verdict.score < self._threshold:
+            return replace(verdict, label="compatible", kind="none", spans=())
+        return verdict
+
+    def features(self, a: str, b: str, similarity: float | None = None) -> np.ndarray | None:
+        """The learned model's input for a pair (``pair_model.features``), or None when the
+        pair is no candidate (texts' cosine below :data:`SLOT_CANDIDATE`): for training."""
+        old, new = claims(a), claims(b)
+        similarity, readings = self._read(a, b, similarity)
+        if not readings:
+            return None
+        rules, _ = self._rules(a, b, old, new, similarity, readings)
+        return _pair_features(a, b, old, new, _view(a, b, old, new, readings), rules)
+
+    def _read(
+        self, a: str, b: str, similarity: float | None
+    ) -> tuple[float | None, dict[str, SlotReading]]:
+        """The texts' cosine (computed when not given) and, for a candidate pair, the slot
+        readings of both texts and their pieces."""
         if self._slots and similarity is None:  # the texts' cosine, from their vectors
-            whole = self._slot_reader().read([_first_person(a), _first_person(b)])
+            whole = self._slot_reader().read([first_person(a), first_person(b)])
             similarity = float(whole[0].vector @ whole[1].vector)
         if self._slots and similarity is not None and similarity >= SLOT_CANDIDATE:
-            readings = self.readings(a, b)  # the model reads pieces of candidate pairs only
+            return similarity, self.readings(a, b)  # the model reads pieces of candidates only
+        return similarity, {}
+
+    def _rules(
+        self,
+        a: str,
+        b: str,
+        old: tuple[Claim, ...],
+        new: tuple[Claim, ...],
+        similarity: float | None,
+        readings: dict[str, SlotReading],
+    ) -> tuple[Verdict, _Finding | None]:
+        """What the claim rules alone say (the whole judge without the learned model), and
+        their best finding, also one below the threshold."""
         # a correction cue covers the whole newer text when it is short ("I got the name
         # wrong. It's Helen."), only its own piece in a longer one
         corrects = len(new) <= SHORT_TEXT and any(c.corrects for c in new)
@@ -197,7 +255,7 @@ class ClaimJudge:
         findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects, readings)
         best = max(findings, key=lambda f: f.score, default=None)
         if best is not None and best.score >= self._threshold:
-            return Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
+            return Verdict("contradiction", best.score, best.reason, best.kind, best.spans), best
         if similarity is None:  # no cosine given, no slot layer to compute one
             related = _related_texts(old, new)
         else:  # a word in common is a topic in common only when the sentences agree it is
@@ -206,8 +264,89 @@ class ClaimJudge:
             )
         if related:
             score = max(COMPATIBLE_SCORE, best.score if best else 0.0)
-            return Verdict("compatible", score, "same topic, no claim contradicted")
-        return Verdict("unrelated", UNRELATED_SCORE, "no shared topic")
+            return Verdict("compatible", score, "same topic, no claim contradicted"), best
+        return Verdict("unrelated", UNRELATED_SCORE, "no shared topic"), best
+
+
+def _view(
+    a: str,
+    b: str,
+    old: tuple[Claim, ...],
+    new: tuple[Claim, ...],
+    readings: dict[str, SlotReading],
+) -> pair_model.PairView:
+    pieces_a = np.stack([readings[a[c.start : c.end]].vector for c in old])
+    pieces_b = np.stack([readings[b[c.start : c.end]].vector for c in new])
+    i, j = pair_model.closest(old, new, pieces_a, pieces_b)
+    return pair_model.PairView(
+        readings[a].vector, readings[b].vector, pieces_a[i], pieces_b[j], old[i], new[j]
+    )
+
+
+def _pair_features(
+    a: str,
+    b: str,
+    old: tuple[Claim, ...],
+    new: tuple[Claim, ...],
+    view: pair_model.PairView,
+    rules: Verdict,
+) -> np.ndarray:
+    return pair_model.features(
+        view,
+        rules,
+        _other_people(view.old.subject, view.new.subject),
+        any(not c.states for c in old),
+        any(not c.states for c in new),
+        (len(a.split()), len(b.split())),
+    )
+
+
+def _decide(
+    a: str,
+    b: str,
+    view: pair_model.PairView,
+    rules: Verdict,
+    finding: _Finding | None,
+    probability: float,
+    threshold: float,
+    *,
+    short: bool,
+) -> Verdict:
+    """The verdict once the learned model has read the pair: it confirms or overrules the
+    rules. Confirmed, the rules' finding keeps its score (the judge's threshold still
+    applies); a contradiction only the model sees scores at most :data:`LEARNED_SCORE`, so a
+    policy that resolves alone only above that sends it to a reviewer instead. The model
+    alone speaks only for ``short`` texts (one piece each): in a longer turn
+    the closest pieces are often chatter ("Train, definitely." / "I can work on the
+    train."), and it reads one pair of pieces, not the turn."""
+    said = f"pair model p={probability:.2f}"
+    if probability < threshold:
+        if rules.label != "contradiction" or (finding is not None and finding.slot):
+            return rules  # a slot change names the slot and both values: a reviewer checks it
+        return Verdict("compatible", COMPATIBLE_SCORE, f"{said}: no contradiction ({rules.reason})")
+    if finding is not None:
+        reason = f"{finding.reason} ({said})"
+        return Verdict("contradiction", finding.score, reason, finding.kind, finding.spans)
+    x, y = view.old, view.new
+    if not short:
+        return rules
+    if _other_people(x.subject, y.subject) or x.past != y.past or not y.states or y.addition:
+        return rules  # another subject, another time, a question or an addition: no change
+    if _amounts(x) & _amounts(y) or _dates(x) & _dates(y):
+        return rules  # the same amount or date said again, with more around it: a refinement
+    spans = (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end))
+    old_piece, new_piece = spans[0].text.strip(), spans[1].text.strip()
+    return Verdict(
+        "contradiction",
+        max(DEFAULT_THRESHOLD, min(probability, LEARNED_SCORE)),
+        f"{said}: '{_clip(old_piece)}' -> '{_clip(new_piece)}'",
+        "value_change",
+        spans,
+    )
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _findings(
@@ -480,6 +619,7 @@ def _slot_change(
         "value_change",
         f"{rx.slot} changed: '{_in_order(a, x, left)}' -> '{_in_order(b, y, right)}'",
         (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+        slot=True,
     )
 
 
@@ -505,6 +645,10 @@ def _comparable_amounts(x: Claim, y: Claim, naming: frozenset[str]) -> bool:
 def _amounts(claim: Claim) -> frozenset[str]:
     """The claim's amounts and clock times, as keys."""
     return frozenset(v.key for v in claim.values if v.type in ("number", "time") and not v.negated)
+
+
+def _dates(claim: Claim) -> frozenset[str]:
+    return frozenset(v.key for v in claim.values if v.type == "date" and not v.negated)
 
 
 def _value_terms(claim: Claim) -> frozenset[str]:
