@@ -1,6 +1,6 @@
 """The learned half of the default judge: a logistic regression over MiniLM pair features.
 
-The claim rules (``claim_judge``) see what the surface shows: typed values, negations,
+The claim rules (``claim_rules``) see what the surface shows: typed values, negations,
 slots named by a few examples. Opposites without a negation ("introverted" /
 "extroverted"), status changes ("married" / "single") and values in other words are
 where rules run out and a learned signal helps. This model reads, for a pair of texts:

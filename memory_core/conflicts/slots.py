@@ -9,7 +9,7 @@ typed by its nearest slot among a few example sentences per slot
 (:class:`~memory_core.embedding.prototypes.PrototypeClassifier` over all-MiniLM-L6-v2).
 The examples describe kinds of attributes people hold one value of at a time; they are
 not taken from, nor tuned on, any labelled set's wording. The value is what is left of the
-sentence once the words naming the attribute are removed (see ``claim_judge``).
+sentence once the words naming the attribute are removed (see ``claim_rules``).
 
 Sentence vectors are cached per text and computed in one batch per pair (a stored memory
 is judged many times; only new text costs a model run).
