@@ -78,13 +78,15 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
     pysqlite's own transaction handling starts no transaction before DDL and silently
     commits around it; taking over BEGIN makes migrations and batches atomic.
 
-    Transactions begin IMMEDIATE (they take the write lock up front) unless the
-    ``sqlite_begin`` execution option says otherwise. A deferred transaction that reads
+    ``Database.session`` transactions begin IMMEDIATE (they take the write lock up front)
+    through the ``sqlite_begin`` execution option. A deferred transaction that reads
     and then writes cannot wait for the lock: SQLite refuses the upgrade at once with
     "database is locked" (SQLITE_BUSY, the busy timeout is not consulted, since waiting
     could deadlock two such readers), and after another connection's commit its snapshot
     is stale (SQLITE_BUSY_SNAPSHOT). Nearly every unit of work here reads before it writes.
-    ``Database.session(read_only=True)`` begins DEFERRED so pure readers never wait.
+    ``Database.session(read_only=True)`` begins DEFERRED so pure readers never wait, and so
+    does a bare ``engine.connect()`` (schema reads, inspection): taking the write lock there
+    would make a second connection of the same thread wait on the first until the timeout.
     """
 
     @event.listens_for(engine, "connect")
@@ -100,7 +102,7 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
-        mode = conn.get_execution_options().get("sqlite_begin", _WRITE_BEGIN)
+        mode = conn.get_execution_options().get("sqlite_begin", _READ_BEGIN)
         conn.exec_driver_sql(f"BEGIN {mode}")
 
 
@@ -109,7 +111,9 @@ class Database:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._sessions = sessionmaker(
+            engine.execution_options(sqlite_begin=_WRITE_BEGIN), expire_on_commit=False
+        )
         self._read_sessions = sessionmaker(
             engine.execution_options(sqlite_begin=_READ_BEGIN), expire_on_commit=False
         )

@@ -84,3 +84,20 @@ def test_read_only_session_reads_while_a_writer_holds_the_lock(db: Database) -> 
     assert during == []  # the snapshot before the writer's commit
     assert not thread.is_alive() and errors == []
     assert _values(db) == [7]
+
+
+def test_a_bare_connection_reads_without_the_write_lock(db: Database) -> None:
+    """Schema inspection inside an open connection opens a second one in the same thread.
+
+    If a bare ``engine.connect()`` took the write lock, the second connection would wait on
+    the first until the busy timeout and fail with "database is locked" (it did, in the
+    privacy erase test, when every transaction began IMMEDIATE).
+    """
+    from sqlalchemy import inspect
+
+    with db.engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM tally").scalar_one() == 0
+        assert [c["name"] for c in inspect(db.engine).get_columns("tally")] == ["n"]
+        with db.session("write while a reader is open") as s:
+            s.execute(text("INSERT INTO tally (n) VALUES (7)"))
+    assert _values(db) == [7]
