@@ -5,11 +5,11 @@ twice, and none of it changes what is extracted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from support.embedders import CallRecordingEmbedder
 
 from memory_core.context import Extractor
 from memory_core.context.extract.parse import parse
@@ -34,31 +34,8 @@ MINILM = CachedEmbedder(MiniLMEmbedder())
 """Real MiniLM, one cache for the module (each text reaches the model once)."""
 
 
-class Recording:
-    """Real MiniLM, recording every call the extractor makes and its texts."""
-
-    def __init__(self) -> None:
-        self.inner = MINILM
-        self.calls: list[list[str]] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
-
-    def texts(self) -> list[str]:
-        return [t for call in self.calls for t in call]
-
-
-def _extractor() -> tuple[Extractor, Recording]:
-    recording = Recording()
+def _extractor() -> tuple[Extractor, CallRecordingEmbedder]:
+    recording = CallRecordingEmbedder(MINILM)
     extractor = Extractor(recording)
     extractor.warm_classifiers()
     recording.calls.clear()

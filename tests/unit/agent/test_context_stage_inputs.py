@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from support.embedders import CallRecordingEmbedder
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
 from memory_core.agent.context_graph import ContextStage
@@ -30,26 +31,6 @@ class Recording:
     def extract(self, text: str, **kwargs: Any) -> TurnFacts:
         self.calls.append({"text": text, **kwargs})
         return TurnFacts(text, kwargs["speaker"], kwargs["at"], labels.STATE, 0.0, None, 0.0)
-
-
-class CountingEmbedder:
-    """The hashing embedder, counting how often each text reaches it."""
-
-    def __init__(self) -> None:
-        self.inner = HashingEmbedder(64)
-        self.seen: list[str] = []
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    def embed(self, texts: Any) -> np.ndarray:
-        self.seen.extend(texts)
-        return self.inner.embed(texts)
 
 
 def setup(
@@ -91,14 +72,14 @@ def test_each_session_answers_its_own_turn_before() -> None:
 
 
 def test_the_loop_embeds_a_turn_once_and_hands_the_graph_that_vector() -> None:
-    counting = CountingEmbedder()
+    counting = CallRecordingEmbedder(HashingEmbedder(64))
     _, recording, loop = setup(counting)
     text = "switch the delivery to SF Express, cash on delivery"
     loop.turn(text, session_id="s", top_k=3, metadata={"speaker": "user"})
     (call,) = recording.calls
     expected = embed_checked(HashingEmbedder(64), [text])[0]
     assert np.array_equal(call["vector"], expected)
-    assert counting.seen.count(text) == 1  # the forget rule and the graph share it
+    assert counting.texts().count(text) == 1  # the forget rule and the graph share it
 
 
 def test_a_detector_or_extractor_over_another_model_never_gets_the_loops_vector() -> None:
@@ -114,7 +95,7 @@ def test_a_detector_or_extractor_over_another_model_never_gets_the_loops_vector(
 
 @pytest.mark.parametrize("forget_on_request", [True, False])
 def test_no_rule_that_reads_the_utterance_means_no_vector_is_made(forget_on_request: bool) -> None:
-    counting = CountingEmbedder()
+    counting = CallRecordingEmbedder(HashingEmbedder(64))
     atlas = ElasticMemoryAtlas(
         AtlasConfig(context_graph=False, forget_on_request=forget_on_request),
         embedder=counting,

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from support.embedders import CallRecordingEmbedder
 
 from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
@@ -131,20 +132,8 @@ def test_progress_reports_every_turn(small, embedder) -> None:
     assert seen[-1] == Progress("synthetic", 1, 2, 19, 19)
 
 
-class CountingEmbedder:
-    def __init__(self, inner) -> None:
-        self.inner, self.calls = inner, []
-
-    name = property(lambda self: self.inner.name)
-    dim = property(lambda self: self.inner.dim)
-
-    def embed(self, texts):
-        self.calls.append(list(texts))
-        return self.inner.embed(texts)
-
-
 def test_texts_are_embedded_once_per_conversation(small, embedder) -> None:
-    counting = CountingEmbedder(embedder)
+    counting = CallRecordingEmbedder(embedder)
     replay_conversation(small, AtlasConfig(session_end_mode="keep"), embedder=counting)
     assert counting.calls == [conversation_texts(small)]
     texts = conversation_texts(small)
@@ -154,7 +143,7 @@ def test_texts_are_embedded_once_per_conversation(small, embedder) -> None:
 
 def test_given_vectors_are_used_as_they_are(small, embedder) -> None:
     vectors = embed_conversation(small, embedder)
-    counting = CountingEmbedder(embedder)
+    counting = CallRecordingEmbedder(embedder)
     replay_conversation(
         small,
         AtlasConfig(),
