@@ -5,10 +5,10 @@ parser, no model)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
-import numpy as np
 import pytest
+from support.embedders import SlotNameEmbedder
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
 from memory_core.agent.context_graph import ContextStage
@@ -24,28 +24,6 @@ from memory_core.engine.model import MemoryStatus
 from memory_core.testing import EventRecorder
 
 START = 1_721_563_200.0
-
-
-class SlotNames:
-    """Chosen similarities for slot names ("room budget" is 0.7 from "hotel budget": unsure);
-    any other text a seeded random direction."""
-
-    name = "slot-names"
-    dim = 32
-    VECTORS: ClassVar[dict[str, list[float]]] = {
-        "hotel budget": [1.0, 0.0],
-        "room budget": [0.7, float(np.sqrt(1 - 0.7**2))],
-    }
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), self.dim), np.float32)
-        for row, text in zip(rows, texts, strict=True):
-            known = self.VECTORS.get(text)
-            if known is not None:
-                row[:2] = known
-            else:
-                row[2:] = np.random.default_rng(sum(map(ord, text))).normal(size=self.dim - 2)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 class Scripted:
@@ -69,7 +47,7 @@ def facts(slot: SlotValue, goal: str | None = None) -> TurnFacts:
 @pytest.fixture
 def loop() -> tuple[ElasticMemoryAtlas, Orchestrator, ConflictReview, EventRecorder]:
     atlas = ElasticMemoryAtlas(
-        AtlasConfig(memory_watermark=1.0), embedder=SlotNames(), clock=ManualClock(START)
+        AtlasConfig(memory_watermark=1.0), embedder=SlotNameEmbedder(), clock=ManualClock(START)
     )
     recorder = EventRecorder()
     atlas.subscribe(recorder)

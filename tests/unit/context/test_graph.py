@@ -5,10 +5,9 @@ records and the health rule."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
-import numpy as np
 import pytest
+from support.embedders import SlotNameEmbedder
 
 from memory_core.context.extract.slots import SlotValue
 from memory_core.context.extract.turn import EntityMention, TurnFacts
@@ -25,29 +24,6 @@ from memory_core.context.update import ContextSettings, TaskContext
 from memory_core.errors import InputError
 
 DAY = 1_721_563_200.0
-
-
-class SlotNames:
-    """A fake embedder for slot names: chosen similarities for three names; any other name
-    gets a seeded random direction away from them (cosine with another name near 0)."""
-
-    name = "slot-names"
-    dim = 64
-    VECTORS: ClassVar[dict[str, list[float]]] = {
-        "hotel budget": [1.0, 0.0],
-        "hotel limit": [0.95, float(np.sqrt(1 - 0.95**2))],  # 0.95: the same slot
-        "room budget": [0.7, float(np.sqrt(1 - 0.7**2))],  # 0.7: unsure
-    }
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows = np.zeros((len(texts), self.dim), np.float32)
-        for row, text in zip(rows, texts, strict=True):
-            known = self.VECTORS.get(text)
-            if known is not None:
-                row[:2] = known
-            else:
-                row[2:] = np.random.default_rng(sum(map(ord, text))).normal(size=self.dim - 2)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
 def money(slot: str, number: float, text: str, *, subject: str = "user", **kw: object) -> SlotValue:
@@ -70,7 +46,7 @@ def facts(
 
 @pytest.fixture
 def ctx() -> TaskContext:
-    return TaskContext("u-1", embedder=SlotNames())
+    return TaskContext("u-1", embedder=SlotNameEmbedder())
 
 
 def test_the_same_thing_said_twice_is_one_node(ctx: TaskContext) -> None:
