@@ -238,7 +238,7 @@ def _view(
 ) -> pair_model.PairView:
     pieces_a = np.stack([readings[a[c.start : c.end]].vector for c in old])
     pieces_b = np.stack([readings[b[c.start : c.end]].vector for c in new])
-    i, j = pair_model.closest(old, new, pieces_a, pieces_b)
+    i, j = pair_model.closest(pieces_a, pieces_b)
     return pair_model.PairView(
         readings[a].vector, readings[b].vector, pieces_a[i], pieces_b[j], old[i], new[j]
     )

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -85,10 +84,9 @@ class PairView:
     new: Claim
 
 
-def closest(
-    old: Sequence[Claim], new: Sequence[Claim], pieces_a: np.ndarray, pieces_b: np.ndarray
-) -> tuple[int, int]:
-    """Indexes of the closest pair of pieces (by cosine) of the two texts."""
+def closest(pieces_a: np.ndarray, pieces_b: np.ndarray) -> tuple[int, int]:
+    """Indexes of the closest pair of pieces (by cosine) of the two texts: rows of their
+    unit vectors."""
     sims = pieces_a @ pieces_b.T
     i, j = np.unravel_index(int(np.argmax(sims)), sims.shape)
     return int(i), int(j)
