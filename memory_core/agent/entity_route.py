@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from memory_core.context import Applied, EdgeType, EntityMention, Node, NodeType
+from memory_core.context import Applied, EdgeType, EntityMention, NodeType
 from memory_core.context.model import normalise
 
 if TYPE_CHECKING:
@@ -167,10 +167,6 @@ def _collect(graph: ContextGraph, key: str, direct: dict[str, None], near: dict[
             *graph.out_edges(node.id, EdgeType.REFERENCES),
             *graph.in_edges(node.id, EdgeType.REFERENCES),
         ):
-            other = edge.target if edge.source == node.id else edge.source
-            if edge.active and _entity(graph.node(other)):
-                near.update((m, None) for m in graph.node(other).memories if m not in direct)
-
-
-def _entity(node: Node) -> bool:
-    return node.type is NodeType.ENTITY and node.active
+            other = graph.node(edge.target if edge.source == node.id else edge.source)
+            if edge.active and other.type is NodeType.ENTITY and other.active:
+                near.update((m, None) for m in other.memories if m not in direct)
