@@ -43,7 +43,16 @@ CONTEXT_HEADER = "Task context (constraints in force):"
 class ContextStage:
     """One task context graph per session of an atlas, fed turn by turn."""
 
-    __slots__ = ("_extractor", "_held", "_last", "_lock", "_sessions", "_turns", "atlas")
+    __slots__ = (
+        "_answered",
+        "_extractor",
+        "_held",
+        "_last",
+        "_lock",
+        "_sessions",
+        "_turns",
+        "atlas",
+    )
 
     def __init__(self, atlas: ElasticMemoryAtlas, *, extractor: Extractor | None = None) -> None:
         self.atlas = atlas
@@ -54,6 +63,8 @@ class ContextStage:
         """Each session's latest turn: its speaker and text (what the next turn answers)."""
         self._held: dict[str, tuple[str, PendingReview]] = {}
         """Review item id -> (session, the change it holds back), until a reviewer answers."""
+        self._answered: dict[str, tuple[str, PendingReview, Applied]] = {}
+        """Review item id -> what its answer did, until it is undone (``withdraw``)."""
         self._lock = threading.Lock()
 
     @property
@@ -143,7 +154,27 @@ class ContextStage:
             context = self._sessions.get(held[0]) if held is not None else None
         if held is None or context is None:
             return None
-        return context.resolve(held[1], accept=accept, at=self.atlas.clock.now())
+        applied = context.resolve(held[1], accept=accept, at=self.atlas.clock.now())
+        with self._lock:
+            self._answered[item_id] = (*held, applied)
+        return applied
+
+    def withdraw(self, item_id: str) -> bool | None:
+        """A reviewer undid their answer: the graph takes back what it applied and holds
+        the change again (the item is open again, and answered anew). False when a later
+        turn changed what the answer wrote: the graph keeps the conversation's newer
+        state and still holds the change; None when the item is not one this stage
+        answered."""
+        with self._lock:
+            answered = self._answered.pop(item_id, None)
+            context = self._sessions.get(answered[0]) if answered is not None else None
+        if answered is None or context is None:
+            return None
+        session_id, pending, applied = answered
+        reverted = context.undo(applied, at=self.atlas.clock.now())
+        with self._lock:
+            self._held[item_id] = (session_id, pending)
+        return reverted
 
     def describe(self, session_id: str, budget: int) -> str:
         """The active subgraph as context lines, cut to ``budget`` tokens (0: nothing)."""

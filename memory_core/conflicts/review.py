@@ -109,6 +109,9 @@ class ConflictReview:
         self.listeners: list[Callable[[ReviewItem, ReviewAction], None]] = []
         """Told of every action applied (not of repeats or undos), after the atlas and the
         queue changed: the task context graph applies an accepted change this way."""
+        self.undo_listeners: list[Callable[[ReviewItem], None]] = []
+        """Told of every undo, after the atlas and the queue changed back (the item is open
+        again): the task context graph takes back what it applied this way."""
         self._lock = threading.Lock()
 
     def act(
@@ -187,7 +190,9 @@ class ConflictReview:
                 undo_of=entry.id,
             )
             self.queue.mark_undone(entry.id, undo.id)
-            return undo
+        for listener in list(self.undo_listeners):
+            listener(item)
+        return undo
 
     # ------------------------------------------------------------------ actions
     def _accept_new(self, item: ReviewItem, changes: _Changes, _text: str | None) -> None:

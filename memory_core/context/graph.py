@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from memory_core.context.model import (
@@ -208,6 +209,49 @@ class ContextGraph:
                 versions.append(edge)
             self._log.append(edge)
         return edge
+
+    def log_size(self) -> int:
+        """How many versions were written so far: ``written_since`` reads a step's writes."""
+        with self._lock:
+            return len(self._log)
+
+    def written_since(self, start: int) -> tuple[Node | Edge, ...]:
+        """The versions written after ``log_size()`` returned ``start``, in order."""
+        with self._lock:
+            return tuple(self._log[start:])
+
+    def revert(self, written: Sequence[Node | Edge], at: float) -> bool:
+        """Undo one step's writes (``written``: the versions it stored, ``written_since``) by
+        writing new versions: each node and edge back as it stood before the step, one the
+        step created withdrawn (soft-deleted, kept for audit).
+
+        All or nothing: when a later write changed one of them (the conversation moved on
+        since), putting the step's side back would leave two values in force for one slot,
+        so nothing is written and the answer is False.
+        """
+        with self._lock:
+            last: dict[str, Node | Edge] = {}
+            first: dict[str, Node | Edge] = {}
+            for item in written:
+                first.setdefault(item.id, item)
+                last[item.id] = item
+            history = {ident: self._history(ident) for ident in last}
+            if any(history[ident][-1] is not item for ident, item in last.items()):
+                return False
+            for ident, versions in history.items():
+                current = versions[-1]
+                at_step = next(i for i, v in enumerate(versions) if v is first[ident])
+                before = versions[at_step - 1] if at_step else replace(current, soft_deleted=True)
+                back = replace(before, version=current.version + 1, recorded_at=at)
+                if isinstance(back, Node):
+                    self.put_node(back)
+                else:
+                    self.put_edge(back)
+            return True
+
+    def _history(self, ident: str) -> list[Node] | list[Edge]:
+        versions = self._nodes.get(ident)
+        return versions if versions is not None else self._edges[ident]
 
     def _index_words(self, node: Node) -> None:
         text = " ".join(str(v) for v in (node.label, node.attr("slot")) if v)

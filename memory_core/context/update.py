@@ -92,6 +92,9 @@ class Applied:
     forgotten: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     health: Health | None = None
+    written: tuple[Node | Edge, ...] = ()
+    """Every version a reviewer's answer stored (``TaskContext.resolve``): what ``undo``
+    puts back."""
 
 
 @dataclass(slots=True)
@@ -153,6 +156,7 @@ class TaskContext:
         if not accept:
             return applied
         with self._lock, self.graph.lock:
+            start = self.graph.log_size()
             facts = TurnFacts("", "user", at, labels.CHANGE, 1.0, None, 0.0)
             step = _Step(self, facts, item.turn, item.memory_id)
             value = SlotValue(
@@ -162,7 +166,15 @@ class TaskContext:
                 **{k: v for k, v in item.attributes if k in _SLOT_FIELDS},  # type: ignore[arg-type]
             )
             step.constraint(value, forced=True)
+            step.applied.written = self.graph.written_since(start)
             return step.applied
+
+    def undo(self, applied: Applied, *, at: float) -> bool:
+        """Take back an accepted answer (``resolve``'s ``Applied``): the replaced value in
+        force again, the accepted one withdrawn. False, and nothing changes, when a later
+        turn changed what the answer wrote (``ContextGraph.revert``)."""
+        with self._lock:
+            return self.graph.revert(applied.written, at)
 
     def health(self) -> Health:
         """Constraints in force and the mean shortest path between active entities."""

@@ -159,7 +159,7 @@ class ContextReviewLink:
     The desk (``conflict_view.desk_for``: one queue per atlas, SQL when recording) is made
     on the first change held back, and this link listens to its review service from then
     on: "Accept new" (or a merge) applies the change in the session's graph, "Keep old" /
-    "Keep both" leave the graph as it is.
+    "Keep both" leave the graph as it is, and Undo takes the graph's side back too.
     """
 
     __slots__ = ("_desk", "_lock", "_stage", "_wired")
@@ -175,11 +175,15 @@ class ContextReviewLink:
         with self._lock:
             if self._wired is not desk:
                 desk.review.listeners.append(self._answered)
+                desk.review.undo_listeners.append(self._undone)
                 self._wired = desk
         return ContextReviewSink(desk.guard.atlas, desk.queue)(session_id, pending, existing)
 
     def _answered(self, item: ReviewItem, action: ReviewAction) -> None:
         self._stage.answer(item.id, accept=action in ACCEPTING)
+
+    def _undone(self, item: ReviewItem) -> None:
+        self._stage.withdraw(item.id)
 
 
 def connect_context_review(rules: Orchestrator, desk: Callable[[], ConflictDesk]) -> None:

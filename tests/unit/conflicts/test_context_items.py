@@ -19,7 +19,7 @@ from memory_core.conflicts.queue import InMemoryReviewQueue
 from memory_core.conflicts.review import ConflictReview
 from memory_core.context.extract.slots import SlotValue
 from memory_core.context.extract.turn import TurnFacts
-from memory_core.context.query import constraint_for
+from memory_core.context.query import active_constraints, constraint_for
 from memory_core.engine.model import MemoryStatus
 from memory_core.testing import EventRecorder
 
@@ -62,6 +62,7 @@ def loop() -> tuple[ElasticMemoryAtlas, Orchestrator, ConflictReview, EventRecor
     review.listeners.append(
         lambda item, action: stage.answer(item.id, accept=action is ReviewAction.ACCEPT_NEW)
     )
+    review.undo_listeners.append(lambda item: stage.withdraw(item.id))
     return atlas, rules, review, recorder
 
 
@@ -104,6 +105,47 @@ def test_accept_new_applies_the_change_in_the_graph(loop: Any) -> None:
     # a repeat of the same click changes nothing more
     review.act(item.id, ReviewAction.ACCEPT_NEW, reviewer="ana")
     assert constraint_for(graph, "hotel budget").attr("value") == "250 EUR"  # type: ignore[union-attr]
+
+
+def test_undo_of_accept_new_puts_the_value_in_force_back(loop: Any) -> None:
+    atlas, rules, review, _ = loop
+    talk(atlas, rules)
+    (item,) = review.queue.items()
+    graph = rules.context.of("trip").graph
+    before = constraint_for(graph, "hotel budget")
+    entry = review.act(item.id, ReviewAction.ACCEPT_NEW, reviewer="ana")
+    accepted = constraint_for(graph, "hotel budget")
+    assert accepted is not None and accepted.attr("value") == "250 EUR"
+    review.undo(entry.id, reviewer="ana")
+    back = constraint_for(graph, "hotel budget")
+    assert back is not None and back.id == before.id and back.attr("value") == "180 EUR"
+    goal = rules.context.of("trip").goal_id
+    assert [c.id for c in active_constraints(graph, goal)] == [before.id]  # SATISFIES again
+    withdrawn = graph.node(accepted.id)
+    assert withdrawn.soft_deleted and withdrawn.version == accepted.version + 1  # kept, audited
+    (replaced,) = graph.edges("CONFLICTS_WITH", include_deprecated=True, include_soft_deleted=True)
+    assert replaced.soft_deleted and graph.edges("CONFLICTS_WITH") == []
+    assert list(rules.context.held()) == [item.id]  # open again: the answer can be given anew
+    review.act(item.id, ReviewAction.ACCEPT_NEW, reviewer="ana")
+    again = constraint_for(graph, "hotel budget")
+    assert again is not None and again.attr("value") == "250 EUR"
+
+
+def test_undo_after_the_conversation_moved_on_keeps_the_newer_state(loop: Any) -> None:
+    atlas, rules, review, _ = loop
+    talk(atlas, rules)
+    (item,) = review.queue.items()
+    stage = rules.context
+    graph = stage.of("trip").graph
+    entry = review.act(item.id, ReviewAction.ACCEPT_NEW, reviewer="ana")
+    accepted = constraint_for(graph, "hotel budget")
+    stage.of("trip").observe(facts(money("hotel budget", 300, "300 EUR")), turn=2)
+    size = graph.log_size()
+    review.undo(entry.id, reviewer="ana")
+    now = constraint_for(graph, "hotel budget")
+    assert now is not None and now.attr("value") == "300 EUR" and now.id != accepted.id
+    assert graph.log_size() == size  # the graph wrote nothing: all or nothing
+    assert list(stage.held()) == [item.id]
 
 
 def test_keep_old_leaves_the_graph_as_it_is(loop: Any) -> None:

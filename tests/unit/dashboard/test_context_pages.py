@@ -202,9 +202,12 @@ def test_a_held_back_context_change_reaches_the_review_page_and_its_answer_the_g
     links = [e for e in app.get("page_link") if in_force.id in e.proto.label]
     assert links and f"focus={in_force.id}" in links[0].proto.query_string
     desk = desk_for(system.atlas, None)
-    desk.review.act(item_id, ReviewAction.ACCEPT_NEW, reviewer="ana")
+    entry = desk.review.act(item_id, ReviewAction.ACCEPT_NEW, reviewer="ana")
     now = [n for n in graph.nodes(NodeType.CONSTRAINT) if n.attr("slot") == "hotel limit"]
     assert [n.attr("value") for n in now] == ["200 EUR"] and stage.held() == {}
+    desk.review.undo(entry.id, reviewer="ana")  # the page's Undo: the graph follows
+    back = [n for n in graph.nodes(NodeType.CONSTRAINT) if n.attr("slot") == "hotel limit"]
+    assert [n.id for n in back] == [in_force.id] and list(stage.held()) == [item_id]
 
 
 def test_knowledge_audit_lists_the_nodes_of_a_corrected_statement(app: AppTest) -> None:
