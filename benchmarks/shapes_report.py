@@ -57,6 +57,8 @@ def checks(results: dict[str, Any]) -> list[Check]:
                 j["p99_ms"],
             )
         )
+        if j.get("guard"):
+            out += _guard_checks(j["guard"])
     if "first_add" in results:
         first = results["first_add"]
         out.append(
@@ -88,6 +90,38 @@ def checks(results: dict[str, Any]) -> list[Check]:
 
         out += context_checks(results["context"])
     return out
+
+
+def _guard_checks(guard: dict[str, Any]) -> list[Check]:
+    """Issue #27: an add with conflict checks on (the running guard's, and after a restart)
+    and a full scan of the atlas."""
+    at = f"{guard['memories']:,} memories"
+    return [
+        Check(
+            "add with conflict checks p99",
+            at,
+            guard["add_budget_ms"],
+            "ms",
+            guard["add_p99_ms"],
+            cpu=guard["add_cpu_p99_ms"],
+        ),
+        Check(
+            "add with conflict checks p99, fresh guard after a restart",
+            at,
+            guard["add_budget_ms"],
+            "ms",
+            guard["restarted_add_p99_ms"],
+            cpu=guard["restarted_add_cpu_p99_ms"],
+        ),
+        Check(
+            "full contradiction scan",
+            at,
+            guard["scan_budget_s"],
+            "s",
+            guard["scan_s"],
+            cpu=guard["scan_cpu_s"],
+        ),
+    ]
 
 
 def _live_follow_checks(live: dict[str, Any]) -> list[Check]:

@@ -93,6 +93,11 @@ def results(machine: dict[str, Any]) -> dict[str, Any]:
     small = size | {"size": 1_000, "snapshot": _snapshot(1_000, 20.0, 30.0)}
     judge = {"judge": "claims", "pairs": 948, "mean_ms": 0.4, "p50_ms": 0.2}
     judge |= {"p99_ms": 6.5, "max_ms": 28.0, "budget_ms": 5.0}
+    judge["guard"] = {
+        "memories": 1000, "scan_s": 40.4, "scan_cpu_s": 12.3, "scan_budget_s": 30.0,
+        "add_p99_ms": 18.0, "add_cpu_p99_ms": 12.0, "restarted_add_p99_ms": 90.0,
+        "restarted_add_cpu_p99_ms": 70.0, "add_budget_ms": 20.0,
+    }  # fmt: skip
     dev = {"conversations": 4, "turns": 1986, "target_ms_per_turn": 2.0}
     dev["cells"] = [
         {"budget": "150 memories", "max_nodes": 150, "ms_per_turn": 1.7, "recall": 0.75},
@@ -165,6 +170,15 @@ def test_targets_table_judges_every_real_shape(tmp_path: Path, results: dict[str
     ]
     assert rows["snapshot load @ 100,000"][4:] == ["met", "800.000 ms"]
     assert rows["contradiction judge (claims) p99 per pair @ 948 pairs"][4] == "missed (1.3x off)"
+    guard = "1,000 memories"
+    assert rows[f"add with conflict checks p99 @ {guard}"][3:] == ["18.000 ms", "met", "12.000 ms"]
+    restarted = rows[f"add with conflict checks p99, fresh guard after a restart @ {guard}"]
+    assert restarted[3:] == ["90.000 ms", "missed (4.5x off)", "70.000 ms"]
+    assert rows[f"full contradiction scan @ {guard}"][3:] == [
+        "40.400 s",
+        "missed (1.3x off)",
+        "12.300 s",
+    ]
     assert rows["LoCoMo dev replay per turn, max_nodes=150 @ 1,986 turns"][3:5] == [
         "1.700 ms",
         "met",
