@@ -18,6 +18,7 @@ from itertools import chain
 
 import numpy as np
 
+from memory_core.engine.index.topk import largest
 from memory_core.errors import IndexError_
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -327,8 +328,8 @@ class LexicalIndex:
     def search(
         self, text: str, k: int, *, group: int | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (scores, slots) by BM25, best first: over every document, or over
-        ``group``'s alone with that group's statistics."""
+        """Top-k (scores, slots) by BM25, best first, the lower slot first among equal
+        scores: over every document, or over ``group``'s alone with that group's statistics."""
         if group is None:
             n_docs, total_len = len(self), self._total_len
         else:
@@ -357,25 +358,22 @@ class LexicalIndex:
             score_parts.append(idf * tf * (self.k1 + 1.0) / (tf + norm))
         if not slot_parts:
             return np.empty(0, np.float32), np.empty(0, np.int64)
-        slots = np.concatenate(slot_parts).astype(np.int64)
+        slots = np.concatenate(slot_parts)
         scores = np.concatenate(score_parts)
-        uniq, totals = self._accumulate(slots, scores)
-        if len(uniq) > k:
-            top = np.argpartition(-totals, k - 1)[:k]
-            uniq, totals = uniq[top], totals[top]
-        order = np.lexsort((uniq, -totals))
-        return totals[order], uniq[order]
+        matched, totals = self._accumulate(slots, scores)
+        best = largest(totals, k)
+        return totals[best].astype(np.float32), best if matched is None else matched[best]
 
-    def _accumulate(self, slots: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(matched slots ascending, summed scores): a dense tally over all slots when the
-        postings are long (no sort), a sort of the postings themselves when they are short."""
-        bound = len(self._texts)
-        if len(slots) * 4 < bound:
+    def _accumulate(
+        self, slots: np.ndarray, scores: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray]:
+        """(matched slots ascending, their summed float64 scores), or (None, a tally by
+        slot, 0 where none matched): the dense tally unless the postings are very few for
+        the index's size (it costs one pass over all slots; a sort ~100x more a posting)."""
+        if len(slots) * 64 < len(self._texts):
             uniq, inverse = np.unique(slots, return_inverse=True)
-            return uniq, np.bincount(inverse, weights=scores).astype(np.float32)
-        tally = np.bincount(slots, weights=scores, minlength=bound)
-        uniq = np.flatnonzero(tally > 0)  # every match scores > 0; a bool mask scans ~6x faster
-        return uniq, tally[uniq].astype(np.float32)
+            return uniq.astype(np.int64), np.bincount(inverse, weights=scores)
+        return None, np.bincount(slots, weights=scores, minlength=len(self._texts))
 
 
 def _chunks(texts: Sequence[str]) -> list[bytes]:
