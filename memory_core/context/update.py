@@ -758,10 +758,19 @@ def _attributes(value: SlotValue, slot: str, intent: str) -> dict[str, Scalar]:
 def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
     """Mean shortest-path length (hops over active edges, either direction) between pairs
     of active entities that are connected; 0 with fewer than two. At most ``limit``
-    entities are measured, so the check stays bounded."""
+    entities are measured, so the check stays bounded. The active neighbours are read
+    once per call, not once per visit: the check runs after every turn that changed the
+    graph, and one search per entity over the graph's own edge lists cost a tenth of a
+    replay."""
     entities = [n.id for n in graph.nodes(NodeType.ENTITY)][:limit]
     if len(entities) < 2:
         return 0.0
+    active = {n.id for n in graph.nodes()}
+    neighbours: dict[str, list[str]] = {}
+    for edge in graph.edges():
+        if edge.source in active and edge.target in active:
+            neighbours.setdefault(edge.source, []).append(edge.target)
+            neighbours.setdefault(edge.target, []).append(edge.source)
     wanted = set(entities)
     total = pairs = 0
     for start in entities:
@@ -770,11 +779,8 @@ def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
         while frontier:
             nxt = []
             for current in frontier:
-                for edge in (*graph.out_edges(current), *graph.in_edges(current)):
-                    if not edge.active:
-                        continue
-                    other = edge.target if edge.source == current else edge.source
-                    if other not in seen and graph.node(other).active:
+                for other in neighbours.get(current, ()):
+                    if other not in seen:
                         seen[other] = seen[current] + 1
                         nxt.append(other)
             frontier = nxt
