@@ -11,7 +11,8 @@ constraint in force, never from the one it replaced.
 
 The stage rides on the orchestrator (``rules.Orchestrator``): on wherever the rules are on
 and ``AtlasConfig.context_graph`` is true, off in harness replays. The English parser
-loads on the first turn (``memory_core.context.warm`` loads it ahead).
+and the classifiers' examples load on the first turn (``memory_core.context.warm(embedder)``
+loads them ahead).
 """
 
 from __future__ import annotations

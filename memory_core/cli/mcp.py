@@ -18,10 +18,10 @@ def run(args: argparse.Namespace) -> int:
 
     atlas = ElasticMemoryAtlas(config_from_args(args), embedder=embedder_from_args(args))
     server = build_server(atlas)
-    if atlas.config.context_graph:  # the task context graph's parser: loaded now, not on turn 1
+    if atlas.config.context_graph:  # the context graph's parser and examples: not on turn 1
         from memory_core.context import warm
 
-        warm()
+        warm(atlas.embedder)
     recorder = None
     if args.record:
         from memory_core.store.live import LiveRecorder

@@ -10,7 +10,7 @@ This part imports only the engine-free helpers (``embedding``, ``errors``); the 
 loop imports it, never the other way round.
 """
 
-from memory_core.context.extract.parse import MODEL_PACKAGE, ParserUnavailable, warm
+from memory_core.context.extract.parse import MODEL_PACKAGE, ParserUnavailable
 from memory_core.context.extract.patterns import Value, find_values
 from memory_core.context.extract.slots import SlotValue
 from memory_core.context.extract.turn import (
@@ -19,6 +19,7 @@ from memory_core.context.extract.turn import (
     TurnFacts,
     default_extractor,
     extract_slots,
+    warm,
 )
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import Edge, EdgeType, Node, NodeType, PendingReview

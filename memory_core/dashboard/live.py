@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memory_core.context import ParserUnavailable
-from memory_core.context import warm as warm_parser
+from memory_core.context import warm as warm_context
 from memory_core.dashboard.activity import SharedActivity
 from memory_core.dashboard.buffer import EventBuffer
 from memory_core.dashboard.conflict_view import desk_for
@@ -153,9 +153,9 @@ class LiveSystem:
         embedder = embedder_from_env()
         # The model's first call is slow: pay it behind the spinner (past any cache).
         getattr(embedder, "inner", embedder).embed(["warm up"])
-        if DEMO_CONFIG.context_graph:  # so is loading the parser the context graph uses
+        if DEMO_CONFIG.context_graph:  # so are the context graph's parser and examples
             try:
-                warm_parser()
+                warm_context(embedder)
             except ParserUnavailable as exc:
                 log.warning("the task context graph will not parse turns: %s", exc)
         return cls(embedder=embedder, record=record)

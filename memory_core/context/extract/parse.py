@@ -47,8 +47,9 @@ def pipeline() -> Language:
 
 
 def warm() -> None:
-    """Load the pipeline now (a dashboard or command calls this at start)."""
-    pipeline()
+    """Load the pipeline and parse one sentence now (a dashboard or command calls this at
+    start): the first parse of a process allocates what every later one reuses."""
+    pipeline()("I'd like the hotel under 180 EUR per night, my order ORD-1 by courier.")
 
 
 def _load() -> Language:

@@ -19,6 +19,7 @@ import numpy as np
 
 from memory_core.context.extract import labels
 from memory_core.context.extract.parse import MAX_PARSE_CHARS, clip, parse, parse_many
+from memory_core.context.extract.parse import warm as warm_parser
 from memory_core.context.extract.patterns import IDENTIFIER, Value, find_values
 from memory_core.context.extract.slots import (
     FIRST_PERSON,
@@ -521,6 +522,17 @@ def default_extractor() -> Extractor:
 
                 _default = Extractor(default_embedder())
     return _default
+
+
+def warm(embedder: Embedder | None = None) -> None:
+    """Pay a live agent's first-turn costs at start (a dashboard, a server): the parser is
+    loaded and run once and, given the embedder the agent's extractor will use, the
+    intent, goal, attribute, command and people examples are embedded through it, so its
+    cache holds them and the first turn only looks them up (else that turn embeds them
+    all: half a second of CPU on this machine)."""
+    warm_parser()
+    if embedder is not None:
+        Extractor(embedder).warm_classifiers()
 
 
 def extract_slots(text: str, *, speaker: str = USER, at: float | None = None) -> list[SlotValue]:

@@ -1,7 +1,8 @@
 """The extractor's speed path with the real English pipeline and the real MiniLM (issue #24,
 point 7): a turn whose vector the caller already has is never embedded again, a turn's
 candidate phrases go to the model in one call, the turn before (``reply_to``) is not parsed
-twice, and none of it changes what is extracted."""
+twice, the classifiers' examples are embedded at start (``warm``), and none of it changes
+what is extracted."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 from support.embedders import CallRecordingEmbedder
 
-from memory_core.context import Extractor
+from memory_core.context import Extractor, warm
+from memory_core.context.extract import labels
 from memory_core.context.extract.parse import parse
 from memory_core.context.replay import TurnInput, graph_json, replay
 from memory_core.embedding.base import embed_checked
@@ -46,6 +48,10 @@ def _facts(facts: Any) -> list[Any]:
     return [(f.intent, f.goal, f.slots, f.entities, f.forget_topic) for f in facts]
 
 
+def _texts(examples: dict[str, tuple[str, ...]]) -> list[str]:
+    return [text for texts in examples.values() for text in texts]
+
+
 def test_a_live_turn_with_its_vector_embeds_only_its_phrases_in_one_call() -> None:
     extractor, recording = _extractor()
     reference, _ = _extractor()
@@ -66,6 +72,35 @@ def test_a_replay_with_the_turn_vectors_embeds_no_turn_and_builds_the_same_graph
     assert not set(recording.texts()) & {t.text for t in turns}
     expected, _ = replay(turns, reference)
     assert graph_json(given) == graph_json(expected)
+
+
+def test_warm_at_start_leaves_the_first_turn_no_example_to_embed() -> None:
+    examples = {
+        text
+        for group in (
+            labels.INTENT_EXAMPLES,
+            labels.GOAL_EXAMPLES,
+            labels.SLOT_EXAMPLES,
+            labels.COMMAND_EXAMPLES,
+            labels.PEOPLE_EXAMPLES,
+        )
+        for text in _texts(group)
+    }
+    always = {t for g in (labels.INTENT_EXAMPLES, labels.GOAL_EXAMPLES) for t in _texts(g)}
+    text, before = TURNS[3][1], TURNS[2][1]
+    vector = embed_checked(MINILM, [text])[0]
+    for warmed in (False, True):
+        model = CallRecordingEmbedder(MiniLMEmbedder())  # what reaches the model
+        embedder = CachedEmbedder(model)  # the agent's embedder, behind its cache
+        if warmed:
+            warm(embedder)  # at start, as the dashboard and ``atlas mcp`` do
+            model.calls.clear()
+        Extractor(embedder).extract(text, vector=vector, reply_to=before)  # the first turn
+        reached = examples & set(model.texts())
+        if warmed:
+            assert not reached
+        else:  # every turn is classified by intent and goal: their examples at least
+            assert reached >= always
 
 
 def test_the_turn_before_is_parsed_once() -> None:
