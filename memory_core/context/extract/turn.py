@@ -327,15 +327,17 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
 class _Memo:
     """The extractor's embedder with a bounded memory of texts already embedded, so a
     replay embeds every turn's candidate phrases in one call (``prime``) and the
-    classifiers then find them."""
+    classifiers then find them, and a live agent embeds a phrasing it has met before
+    ("make it", "Thanks", "keep up") once. When full, the texts used longest ago go."""
 
-    __slots__ = ("_inner", "_seen")
+    __slots__ = ("_inner", "_lock", "_seen")
 
     LIMIT = 20_000
 
     def __init__(self, inner: Embedder) -> None:
         self._inner = inner
-        self._seen: dict[str, np.ndarray] = {}
+        self._seen: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -346,22 +348,27 @@ class _Memo:
         return self._inner.dim
 
     def prime(self, texts: Sequence[str]) -> None:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
         if not missing:
             return
-        if len(self._seen) + len(missing) > self.LIMIT:
-            self._seen.clear()
-        for text, vector in zip(missing, embed_checked(self._inner, missing), strict=True):
-            self._seen[text] = vector
+        vectors = embed_checked(self._inner, missing)
+        with self._lock:
+            self._seen.update(zip(missing, vectors, strict=True))
+            while len(self._seen) > self.LIMIT:
+                self._seen.popitem(last=False)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        missing = [t for t in texts if t not in self._seen]
-        if missing:
-            self.prime(missing)
-        try:
-            return np.stack([self._seen[t] for t in texts])
-        except KeyError:  # the memory was cleared while priming: embed these directly
+        self.prime(texts)
+        found = []
+        with self._lock:
+            for text in texts:
+                if text in self._seen:
+                    self._seen.move_to_end(text)
+                    found.append(self._seen[text])
+        if len(found) < len(texts):  # more texts than the memory holds
             return embed_checked(self._inner, list(texts))
+        return np.stack(found)
 
 
 class _RecentParses:
