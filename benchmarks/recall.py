@@ -7,7 +7,9 @@ and stored vectors plus noise (a near neighbour exists: the usual case for memor
 recall); the shipped ``hnsw_ef_search`` comes first, then wider searches, to show what
 recall costs on these (unclustered, worst-case) vectors. ``recall_by_ef`` is the shared
 measure for any named query sets and efSearch values (the clustered real-text scenario
-uses it too).
+uses it too). Exact search runs over the vectors the index keeps: float16 roundings once
+it is HNSW, so the rounding's own effect is not in these figures (on the clustered 100k
+set it moved held-out recall@10 from 0.9585 to 0.9580 against the float32 vectors).
 """
 
 from __future__ import annotations

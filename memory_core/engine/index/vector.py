@@ -15,8 +15,11 @@ the new one. Ids are non-negative ints (the atlas's slots), id -> label an array
 
 The HNSW graph holds its vectors as 8-bit codes (one byte per component, over the range
 the vectors had when the graph was built), which makes its searches and inserts cheaper
-than over float32; the float32 rows sit in a flat store beside it, and the graph's best
-``2k + COARSE_SLACK`` candidates are scored again from them, so similarities are exact.
+than over float32; float16 rows sit beside it (``HalfRows``), and the graph's best
+``2k + COARSE_SLACK`` candidates are scored again from them in float32 arithmetic, so
+similarities are those of the float16-rounded vectors (to ~1e-4). Those rows are also
+what a large index returns and snapshots: an index rounds its vectors to float16 when
+it becomes HNSW. An exact index keeps float32 rows.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from memory_core.engine.index.half_rows import HalfRows
 from memory_core.errors import IndexError_
 
 EXACT_SCOPE = 4096
@@ -96,30 +100,41 @@ def quantiser_span(index: Any) -> np.ndarray:
     return span.astype(np.float32, copy=False)
 
 
+def _stored_rows(store: Any, dim: int) -> np.ndarray:
+    """Every row of a row store: a FAISS flat index's float32 rows (zero-copy) or a
+    ``HalfRows``'s float16 ones; valid until the next add to the store."""
+    return store.rows() if isinstance(store, HalfRows) else _rows(store, dim)
+
+
 class PinnedRows:
     """Some stored vectors, to be read later without holding a lock throughout.
 
     A row never changes once added: adds append, deletions tombstone, a rebuild makes a
-    new index object (this keeps the old one alive). So ``read`` returns the vectors as
+    new store object (this keeps the old one alive). So ``read`` returns the vectors as
     they were when pinned. An add may move the storage, though: each chunk is gathered
     under ``lock`` (the lock every add takes), which is never held for long.
     """
 
-    __slots__ = ("_dim", "_flat", "labels")
+    __slots__ = ("_dim", "_store", "labels")
 
     CHUNK = 2048
     """Rows per gather (3 MB of 384-d vectors, ~2 ms)."""
 
-    def __init__(self, flat: Any, dim: int, labels: np.ndarray) -> None:
-        self._flat, self._dim, self.labels = flat, dim, labels
+    def __init__(self, store: Any, dim: int, labels: np.ndarray) -> None:
+        self._store, self._dim, self.labels = store, dim, labels
 
     def read(self, lock: AbstractContextManager[Any]) -> np.ndarray:
         out = np.empty((len(self.labels), self._dim), dtype=np.float32)
         for start in range(0, len(self.labels), self.CHUNK):
             stop = start + self.CHUNK
             with lock:
-                out[start:stop] = _rows(self._flat, self._dim)[self.labels[start:stop]]
+                out[start:stop] = _stored_rows(self._store, self._dim)[self.labels[start:stop]]
         return out
+
+
+def _half(vectors: np.ndarray) -> np.ndarray:
+    """``vectors`` rounded to float16, as float32."""
+    return vectors.astype(np.float16).astype(np.float32)
 
 
 def _grown(array: np.ndarray, size: int, fill: int | bool) -> np.ndarray:
@@ -176,7 +191,7 @@ class VectorIndex:
         self._bitmap: np.ndarray | None = None  # packed ``_live``, built when tombstones exist
         self._hnsw = False
         self._index: Any = faiss.IndexFlatIP(dim)  # flat, or HNSW over 8-bit codes
-        self._exact: Any = self._index  # the float32 rows of every label (flat storage)
+        self._exact: Any = self._index  # every label's row: the flat index, or HalfRows
         self._coarse: Any = None  # float16 copy of an exact index's rows, same labels
 
     @property
@@ -215,9 +230,9 @@ class VectorIndex:
         n = int(self._index.ntotal)
         return self._index, np.where(self._live[:n], self._external[:n], -1)
 
-    def adopt(self, index: Any, exact: Any, ids: np.ndarray) -> None:
+    def adopt(self, index: Any, exact: HalfRows, ids: np.ndarray) -> None:
         """Take over an HNSW index built from a snapshot's graph (``quantised_hnsw``) and
-        the flat index of its float32 rows (this one must be empty); label ``i`` holds id
+        the float16 rows of its labels (this one must be empty); label ``i`` holds id
         ``ids[i]``, -1 a deleted vector."""
         self._index, self._exact, self._hnsw, self._coarse = index, exact, True, None
         self._external = _grown(self._external, len(ids), 0)
@@ -236,6 +251,8 @@ class VectorIndex:
         if clash or (len(ids) > 1 and len(np.unique(ids)) != len(ids)):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
         start = int(self._index.ntotal)
+        if self._hnsw:  # codes and rows alike from the float16 rounding (a snapshot's)
+            vectors = _half(vectors)
         try:
             self._index.add(vectors)
         except (RuntimeError, ValueError, AssertionError) as exc:
@@ -298,7 +315,7 @@ class VectorIndex:
         labels = self._labels(ids)
         if not len(labels):
             return np.empty((0, self._dim), dtype=np.float32)
-        vectors: np.ndarray = self._stored()[labels]
+        vectors: np.ndarray = self._stored()[labels].astype(np.float32, copy=False)
         return vectors
 
     def pin(self, ids: np.ndarray) -> PinnedRows:
@@ -368,8 +385,9 @@ class VectorIndex:
             row = np.sort(row[row >= 0])
             found = min(k, len(row))
             if found:
+                rows = stored[row].astype(np.float32, copy=False)
                 best, at = faiss.knn(
-                    queries[i : i + 1], stored[row], found, metric=faiss.METRIC_INNER_PRODUCT
+                    queries[i : i + 1], rows, found, metric=faiss.METRIC_INNER_PRODUCT
                 )
                 sims[i, :found], labels[i, :found] = best[0], row[at[0]]
         return sims, labels
@@ -383,7 +401,7 @@ class VectorIndex:
         if want <= 0:
             n = len(queries)
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
-        rows = self._stored()[labels]
+        rows = self._stored()[labels].astype(np.float32, copy=False)
         sims, found = faiss.knn(queries, rows, want, metric=faiss.METRIC_INNER_PRODUCT)
         return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
 
@@ -405,8 +423,9 @@ class VectorIndex:
         return params
 
     def _stored(self) -> np.ndarray:
-        """Zero-copy view of every stored row (valid until the next add or rebuild)."""
-        return _rows(self._exact, self._dim)
+        """Zero-copy view of every stored row, float32 or float16 (valid until the next
+        add or rebuild)."""
+        return _stored_rows(self._exact, self._dim)
 
     def _live_labels(self) -> np.ndarray:
         return np.flatnonzero(self._live[: self._index.ntotal])
@@ -430,6 +449,7 @@ class VectorIndex:
         exact: Any = faiss.IndexFlatIP(self._dim)
         index = exact
         if hnsw:
+            vectors, exact = _half(vectors), HalfRows(self._dim)
             index = quantised_hnsw(
                 self._dim,
                 self._m,

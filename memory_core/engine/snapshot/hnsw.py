@@ -22,6 +22,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from memory_core.engine.index.half_rows import HalfRows
 from memory_core.engine.index.vector import quantised_hnsw, quantiser_range, quantiser_span
 from memory_core.engine.snapshot.layout import Refusal
 
@@ -125,18 +126,20 @@ def build(
     embeddings: np.ndarray,
     ef_construction: int,
     ef_search: int,
-) -> tuple[Any, Any, np.ndarray]:
-    """(the HNSW index over 8-bit codes, the flat index of its float32 rows, the memory row
-    of each label, -1 deleted) from checked arrays. The graph is the same whether the file
+) -> tuple[Any, HalfRows, np.ndarray]:
+    """(the HNSW index over 8-bit codes, the float16 rows of its labels, the memory row of
+    each label, -1 deleted) from checked arrays. The graph is the same whether the file
     was written by an index over float32 rows or over 8-bit codes: the codes follow from
-    the float32 rows and the quantiser's range (``SPAN``, or the file's vectors' range)."""
+    the file's rows (float16-rounded since the index keeps float16 rows; float32 in older
+    files, whose codes were made from those) and the quantiser's range (``SPAN``, or the
+    file's vectors' range)."""
     rows, deleted = arrays["graph_rows"], arrays["graph_deleted"]
     dim = embeddings.shape[1]
     source = np.concatenate([embeddings, deleted]) if len(deleted) else embeddings
     span = arrays.get(SPAN)
     span = quantiser_range(source) if span is None else span
     index = quantised_hnsw(dim, header["m"], ef_construction, ef_search, span)
-    storage, exact = faiss.downcast_index(index.storage), faiss.IndexFlatIP(dim)
+    storage, exact = faiss.downcast_index(index.storage), HalfRows(dim)
     # label order, gathered in chunks
     order = np.where(rows >= 0, rows, len(embeddings) + np.cumsum(rows < 0) - 1)
     for start in range(0, len(order), _CHUNK):
