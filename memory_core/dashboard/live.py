@@ -9,6 +9,7 @@ database source have data.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import threading
@@ -158,7 +159,12 @@ class LiveSystem:
                 warm_context(embedder)
             except ParserUnavailable as exc:
                 log.warning("the task context graph will not parse turns: %s", exc)
-        return cls(embedder=embedder, record=record)
+        system = cls(embedder=embedder, record=record)
+        # What is loaded now (modules, models, the parser) lives as long as the server:
+        # out of the collector's way, a full collection walks only what pages create since
+        # (~650k objects otherwise, 0.15-0.5 s of CPU holding the GIL each time).
+        gc.freeze()
+        return system
 
     def apply_preset(self, name: str, config: AtlasConfig) -> None:
         """Run the live atlas under ``config`` from now on, shown as ``name``."""
