@@ -41,8 +41,13 @@ def test_the_committed_model_fits_the_features_and_names_its_training_sets() -> 
     from importlib import resources
 
     with resources.files("memory_core.conflicts").joinpath(pair_model.MODEL_FILE).open("rb") as fh:
-        sets = [str(s) for s in np.load(fh)["training_sets"]]
+        data = np.load(fh)
+        sets = [str(s) for s in data["training_sets"]]
+        chosen_on = [str(s) for s in data["selection_sets"]]
     assert sets and not any("independent" in s for s in sets)  # the evaluation stays unseen
+    # the fold that features and penalties are chosen on is never trained on
+    assert chosen_on and not set(chosen_on) & set(sets)
+    assert not any("independent" in s for s in chosen_on)
 
 
 def test_a_model_file_of_other_features_is_refused() -> None:
