@@ -240,6 +240,18 @@ def _slot_change(
     )
 
 
+def _same_value_said_again(
+    a: str, b: str, x: Claim, y: Claim, old: list[str], new: list[str]
+) -> bool:
+    """Whether the replaced words are only the claims' typed values and those are the same
+    values ("at 6pm" / "at 18:00"): a value written another way, not a swap."""
+    if {(v.type, v.key) for v in x.values} != {(v.type, v.key) for v in y.values}:
+        return False
+    in_a = {w.lower() for v in x.values for w in _WORD.findall(a[v.start : v.end])}
+    in_b = {w.lower() for v in y.values for w in _WORD.findall(b[v.start : v.end])}
+    return set(old) <= in_a and set(new) <= in_b
+
+
 def _swap(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
     """The same frame with one word or short phrase replaced."""
     left = [w.lower() for w in _WORD.findall(a[x.start : x.end])]
@@ -253,6 +265,8 @@ def _swap(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
     if not kept or len(old) > 2 or len(new) > 2:
         return None
     if any(w in STOP for w in old + new):
+        return None
+    if _same_value_said_again(a, b, x, y, old, new):
         return None
     return _Finding(
         SWAP_SCORE,

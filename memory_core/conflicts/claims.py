@@ -429,7 +429,7 @@ def _date_or_time(tokens: list[Token], i: int, negated: bool) -> tuple[int, Valu
     token = tokens[i]
     low = token.low
     if low[0].isdigit() and (":" in low or low.endswith(("am", "pm"))):
-        return 1, Value("time", low.replace(" ", ""), "", token.start, token.end, negated)
+        return 1, Value("time", _clock_key(low), "", token.start, token.end, negated)
     if low.removesuffix("s") in _WEEKDAYS:
         return 1, Value("date", low.removesuffix("s"), "", token.start, token.end, negated)
     following = [t.low for t in tokens[i + 1 : i + 3]]
@@ -453,6 +453,16 @@ def _date_or_time(tokens: list[Token], i: int, negated: bool) -> tuple[int, Valu
         month, step = "", 1
     end = tokens[i + step - 1].end
     return step, Value("date", f"{month}-{day}", "", token.start, end, negated)
+
+
+def _clock_key(low: str) -> str:
+    """One key per clock time, so "18:30", "6:30 pm" and "6:30pm" meet: hours and minutes,
+    on the 24-hour clock when "am" / "pm" says which half of the day ("6:30" alone stays
+    6:30)."""
+    half = low[-2:] if low.endswith(("am", "pm")) else ""
+    hours, _, minutes = low.removesuffix(half).strip().partition(":")
+    hour = int(hours) % 12 + (12 if half == "pm" else 0) if half else int(hours)
+    return f"{hour}:{int(minutes or 0):02d}"
 
 
 def _is_name(tokens: list[Token], i: int, *, inner: bool = False) -> bool:

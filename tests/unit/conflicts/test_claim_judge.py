@@ -40,6 +40,25 @@ def test_polarity_flip(judge: ClaimJudge, a: str, b: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("a", "same", "other"),
+    [
+        (
+            "The train leaves at 18:30.",
+            "The train leaves at 6:30 pm.",
+            "The train leaves at 7:30 pm.",
+        ),
+        ("My class starts at 6pm.", "My class starts at 18:00.", "My class starts at 17:00."),
+        ("The shop opens at 9am.", "The shop opens at 9:00.", "The shop opens at 10am."),
+    ],
+)
+def test_one_clock_time_said_two_ways_is_no_change(
+    judge: ClaimJudge, a: str, same: str, other: str
+) -> None:
+    assert not judge.judge(a, same).is_contradiction
+    assert judge.judge(a, other).is_contradiction
+
+
+@pytest.mark.parametrize(
     ("a", "b", "old", "new"),
     [
         ("The budget is 5000.", "The budget is now 6000.", "5000", "6000"),
