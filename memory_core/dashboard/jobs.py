@@ -37,27 +37,42 @@ class JobRegistry:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, BackgroundJob[Any]] = {}
+        self._building: set[str] = set()
+        """Kinds whose job is being built: reserved, so a second start is refused."""
         self._starts = 0
 
     def start(self, kind: str, factory: Callable[[], JobT], actor: Actor) -> JobT:
         """Start ``factory()`` as the newest ``kind`` job, as ``actor``.
 
+        The job is built outside the registry's lock (a scan job reads the atlas under
+        the atlas lock): a page asking for any job meanwhile is not held up by it.
+
         Raises:
-            JobBusyError: a ``kind`` job is still running; nothing is started.
+            JobBusyError: a ``kind`` job is still running or starting; nothing is started.
         """
         with self._lock:
             current = self._jobs.get(kind)
+            if kind in self._building:
+                raise JobBusyError(KIND_LABELS.get(kind, kind), "one is starting; wait for it")
             if current is not None and current.running:
                 raise JobBusyError(
                     KIND_LABELS.get(kind, kind),
                     f"one is running, started by {current.started_by.name or 'a browser session'} "
                     f"({current.progress:.0%}); wait for it or stop it",
                 )
+            self._building.add(kind)
+        try:
             job = factory()
-            job.started_by = actor
+        except BaseException:
+            with self._lock:
+                self._building.discard(kind)
+            raise
+        job.started_by = actor
+        with self._lock:
+            self._building.discard(kind)
             self._jobs[kind] = job
             self._starts += 1
-            return job
+        return job
 
     def latest(self, kind: str) -> BackgroundJob[Any] | None:
         with self._lock:

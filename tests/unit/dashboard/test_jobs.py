@@ -55,6 +55,36 @@ def test_the_registry_shares_the_newest_job_of_a_kind_and_refuses_a_second_one()
     assert again.state is JobState.CANCELLED and again.result is None
 
 
+def test_a_job_is_built_outside_the_registry_lock_and_its_kind_reserved_meanwhile() -> None:
+    registry = JobRegistry()
+    building, go = threading.Event(), threading.Event()
+    started: list[Gate] = []
+
+    def slow_factory() -> Gate:  # a scan job reads the atlas under its lock here
+        building.set()
+        go.wait(5)
+        return Gate()
+
+    worker = threading.Thread(
+        target=lambda: started.append(registry.start("ab", slow_factory, ANA))
+    )
+    worker.start()
+    assert building.wait(5)
+    assert registry.latest("ab") is None and registry.running() == []  # not held up
+    with pytest.raises(JobBusyError, match="starting"):
+        registry.start("ab", Gate, BO)
+    go.set()
+    worker.join(5)
+    (job,) = started
+    assert registry.latest("ab") is job and job.started_by == ANA
+    with pytest.raises(RuntimeError):  # a factory that fails frees the kind again
+        registry.start("other", lambda: (_ for _ in ()).throw(RuntimeError("no")), BO)
+    other = registry.start("other", Gate, BO)
+    for gate in (job, other):
+        gate.release.set()
+        gate.wait(5)
+
+
 @pytest.mark.parametrize(
     ("error", "shown"),
     [(InputError("query", "too long"), "query: too long"), (KeyError("x"), "KeyError: 'x'")],
