@@ -119,25 +119,38 @@ class _Allowed:
     user_id: str | None
 
 
+_Pair = tuple[str, str | None, str]
+"""What makes two queued items the same pair: old id, new id, pair key."""
+
+
 class InMemoryReviewQueue:
-    """The queue in process: for the harness (no human, nothing persisted) and tests."""
+    """The queue in process: for the harness (no human, nothing persisted) and tests.
+
+    Open items are indexed by pair, so a guard writing into a queue of thousands (a scan's)
+    finds the open item of its pair without hashing every queued text again.
+    """
 
     def __init__(self) -> None:
         self._items: dict[str, ReviewItem] = {}
+        self._open: dict[_Pair, list[str]] = {}  # open item ids per pair, oldest first
+        self._pairs: dict[str, tuple[_Pair, int]] = {}  # item id -> its pair, queue position
         self._audit: dict[int, AuditEntry] = {}
         self._allowed: dict[str, _Allowed] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
 
     def enqueue(self, draft: ItemDraft, *, at: datetime) -> ReviewItem:
+        pair = (draft.old_id, draft.new_id, draft.key)
         with self._lock:
-            for item in self._items.values():
-                if item.status is ItemStatus.OPEN and _same_pair(item, draft):
-                    return item
+            open_ids = self._open.setdefault(pair, [])
+            if open_ids:
+                return self._items[open_ids[0]]
             item = ReviewItem(
                 **_draft_fields(draft), id=str(uuid.uuid4()), status=ItemStatus.OPEN, created_at=at
             )
             self._items[item.id] = item
+            self._pairs[item.id] = (pair, len(self._pairs))
+            open_ids.append(item.id)
             return item
 
     def get(self, item_id: str) -> ReviewItem:
@@ -166,6 +179,10 @@ class InMemoryReviewQueue:
             if item.status is not ItemStatus.OPEN:
                 return False
             self._items[item_id] = replace(item, **resolved_fields(action, reviewer, at))
+            pair, _ = self._pairs[item_id]
+            self._open[pair].remove(item_id)
+            if not self._open[pair]:
+                del self._open[pair]
             return True
 
     def reopen(self, item_id: str) -> bool:
@@ -174,6 +191,10 @@ class InMemoryReviewQueue:
             if item.status is not ItemStatus.RESOLVED:
                 return False
             self._items[item_id] = replace(item, **REOPENED_FIELDS)
+            pair, _ = self._pairs[item_id]
+            open_ids = self._open.setdefault(pair, [])
+            open_ids.append(item_id)
+            open_ids.sort(key=lambda i: self._pairs[i][1])  # the oldest open item answers
             return True
 
     def record(
@@ -255,10 +276,6 @@ class InMemoryReviewQueue:
             items = [i for i in items if flt.matches(i)]
         items.sort(key=lambda i: (i.created_at, i.id), reverse=True)
         return items
-
-
-def _same_pair(item: ReviewItem, draft: ItemDraft) -> bool:
-    return (item.old_id, item.new_id, item.key) == (draft.old_id, draft.new_id, draft.key)
 
 
 def _draft_fields(draft: ItemDraft) -> dict[str, Any]:

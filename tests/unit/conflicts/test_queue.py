@@ -56,6 +56,19 @@ def test_a_resolved_pair_can_be_queued_again(queue: InMemoryReviewQueue) -> None
     assert queue.enqueue(draft(), at=T0).id != first.id
 
 
+def test_the_oldest_open_item_of_a_pair_answers_after_a_reopen(
+    queue: InMemoryReviewQueue,
+) -> None:
+    first = queue.enqueue(draft(), at=T0)
+    queue.resolve(first.id, ReviewAction.KEEP_OLD, reviewer="ana", at=T0)
+    second = queue.enqueue(draft(), at=T0)
+    assert queue.reopen(first.id)
+    assert queue.enqueue(draft(), at=T0).id == first.id
+    queue.resolve(first.id, ReviewAction.KEEP_OLD, reviewer="ana", at=T0)
+    assert queue.enqueue(draft(), at=T0).id == second.id
+    assert queue.enqueue(draft(1), at=T0).id not in (first.id, second.id)
+
+
 def test_items_are_newest_first_and_filtered(queue: InMemoryReviewQueue) -> None:
     a = queue.enqueue(draft(1, kind="negation", session="s1", score=0.6), at=T0)
     b = queue.enqueue(draft(2, kind="value_change", session="s2"), at=T0 + timedelta(1))
