@@ -4,12 +4,18 @@ The server runs ``streamlit run app.py`` on a free loopback port with the real M
 embedder (offline; ``ATLAS_E2E_EMBEDDER=hashing`` swaps in the fast fake) and a
 throw-away data directory. Chromium is Debian's (``make
 chromium``); Playwright is never allowed to download a browser.
+
+When a browser test fails, every server still running is asked for the stacks of all
+its threads (``SIGUSR1``, see ``memory_core.dashboard.stack_dumps``) and the tail of its
+log, dump included, is attached to the failure's report: a page stuck on its last
+render shows there which thread waits for what.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +30,27 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 90.0
+LOG_TAIL_LINES = 1_500
+"""Enough for a stack dump of every server thread and the log lines before it."""
+
+_running: list[tuple[subprocess.Popen[bytes], Path]] = []
+"""The servers started by ``streamlit_server`` and not yet stopped, with their logs."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when != "call" or not report.failed:
+        return
+    for proc, _log in _running:
+        proc.send_signal(signal.SIGUSR1)
+    time.sleep(1.0)  # the handler writes from the server's own process
+    for proc, log in _running:
+        tail = log.read_text(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+        report.sections.append(
+            (f"server {proc.pid} log tail, thread stacks at failure", "\n".join(tail))
+        )
 
 
 def _free_port() -> int:
@@ -66,6 +93,7 @@ def streamlit_server(data: Path, **env_overrides: str) -> Iterator[str]:
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
+    _running.append((proc, data / "streamlit.log"))
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT
         while True:
@@ -81,6 +109,7 @@ def streamlit_server(data: Path, **env_overrides: str) -> Iterator[str]:
             time.sleep(0.3)
         yield url
     finally:
+        _running.remove((proc, data / "streamlit.log"))
         proc.terminate()
         try:
             proc.wait(timeout=15)

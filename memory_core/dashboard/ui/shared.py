@@ -18,6 +18,7 @@ from memory_core.dashboard.background import Actor
 from memory_core.dashboard.follow import Followed, poll
 from memory_core.dashboard.jobs import JobRegistry
 from memory_core.dashboard.live import LiveSystem
+from memory_core.dashboard.stack_dumps import enable_stack_dumps
 from memory_core.dashboard.state import AtlasSource, DashboardState, Keys
 from memory_core.dashboard.ui.identity import REVIEWER_KEY, current_identity
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -27,6 +28,7 @@ from memory_core.store.follow import AtlasFollower
 
 @st.cache_resource(show_spinner="Starting the live atlas (loading the embedding model)…")
 def live_system() -> LiveSystem:
+    enable_stack_dumps()  # once per server process, like the system itself
     return LiveSystem.from_env()
 
 
