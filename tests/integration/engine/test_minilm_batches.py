@@ -30,3 +30,29 @@ def test_texts_regrouped_by_tokens_come_back_in_their_own_rows() -> None:
     alone = np.stack([embedder.embed([text])[0] for text in TEXTS])
     assert together.shape == (len(TEXTS), embedder.dim)
     assert np.abs(together - alone).max() < 1e-5
+
+
+def test_a_small_call_runs_on_one_torch_thread_and_gives_the_threads_back() -> None:
+    import torch
+
+    from memory_core.embedding import minilm
+
+    embedder = MiniLMEmbedder()
+    default = minilm._default_threads()
+    many = embedder.embed(TEXTS * 2)  # above ONE_THREAD_TEXTS: torch's own threads
+    seen: list[int] = []
+    forward = minilm._load_model("cpu").forward
+
+    def spy(*args: object, **kwargs: object) -> object:
+        seen.append(torch.get_num_threads())
+        return forward(*args, **kwargs)
+
+    model = minilm._load_model("cpu")
+    model.forward = spy
+    try:
+        few = embedder.embed(TEXTS[:2])
+    finally:
+        del model.forward
+    assert seen == [1]
+    assert torch.get_num_threads() == default
+    assert np.abs(few - many[:2]).max() < 1e-5
