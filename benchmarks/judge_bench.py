@@ -75,12 +75,13 @@ def judge_costs(
 def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[str, Any]:
     """A 1,000-memory MiniLM atlas of real sentences (the development sets' texts): one full
     ``ConflictGuard.scan`` (wall and CPU seconds, progress reported) by a fresh guard, then
-    ``adds`` writes through ``ConflictGuard.add`` (ms p50/p99, wall and CPU) twice on copies
-    of the same atlas: by the guard that scanned (``running``: its judge has read the stored
-    memories, as the guard of an agent that wrote them through it has) and by a fresh guard
-    (``restarted``: nothing read yet, so each add may read its candidates' sentences with
-    MiniLM). The texts are embedded beforehand (the atlas's own embedding cost is not the
-    guard's)."""
+    ``adds`` writes through ``ConflictGuard.add`` (ms p50/p99, wall and CPU) three times on
+    copies of the same atlas: by the guard that scanned (``running``: its judge has read the
+    stored memories, as the guard of an agent that wrote them through it has), by a fresh
+    guard (``restarted``: nothing read yet, so each add may read its candidates' sentences
+    with MiniLM) and by a fresh guard after ``ConflictGuard.warm`` (``warmed``; ``warm_s``
+    and ``warm_cpu_s`` what the warm-up cost). The texts are embedded beforehand (the
+    atlas's own embedding cost is not the guard's)."""
     from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
     from memory_core.conflicts.guard import ConflictGuard
     from memory_core.embedding.minilm import MiniLMEmbedder
@@ -105,10 +106,16 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
     with tempfile.TemporaryDirectory() as folder:
         saved = atlas.save_snapshot(Path(folder) / "scanned.atlas")
         running = _add_costs(scanner, new)
-        restarted_atlas = ElasticMemoryAtlas.load_snapshot(
-            saved, embedder=embedder, clock=ManualClock(0.0)
+        restarted_atlas, warmed_atlas = (
+            ElasticMemoryAtlas.load_snapshot(saved, embedder=embedder, clock=ManualClock(0.0))
+            for _ in range(2)
         )
     restarted = _add_costs(ConflictGuard(restarted_atlas), new)
+    warmed_guard = ConflictGuard(warmed_atlas)
+    wall, cpu = time.perf_counter(), time.process_time()
+    warmed_guard.warm()
+    warm_s, warm_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    warmed = _add_costs(warmed_guard, new)
     return {
         "memories": stored,
         "scan_s": round(scan_s, 2),
@@ -119,6 +126,9 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
         "adds": len(new),
         **running,
         **{f"restarted_{name}": value for name, value in restarted.items()},
+        "warm_s": round(warm_s, 2),
+        "warm_cpu_s": round(warm_cpu, 2),
+        **{f"warmed_{name}": value for name, value in warmed.items()},
         "add_budget_ms": ADD_BUDGET_MS,
         "within_budget": bool(scan_s <= SCAN_BUDGET_S and running["add_p99_ms"] <= ADD_BUDGET_MS),
     }

@@ -64,6 +64,8 @@ LEARNED_SCORE = 0.75
 """Highest score of a contradiction only the learned model found (``pair_model``): below
 the replay policy's 0.8 that resolves alone, so a reviewer settles it."""
 UNRELATED_SCORE = 0.02
+WARM_UP_PAIR = ("I live in Oslo and work as a nurse.", "I moved to Bergen last year.")
+"""What ``ClaimJudge.warm`` judges to load its models: claims, a slot, a place, a time."""
 _USER_POSSESSIVE = re.compile(r"\b(?:the )?user['’]s\b", re.IGNORECASE)
 _USER = re.compile(r"\b(?:the )?user\b", re.IGNORECASE)
 
@@ -140,13 +142,21 @@ class ClaimJudge:
 
     def readings(self, a: str, b: str) -> dict[str, SlotReading]:
         """Slot readings of both texts and of each of their claims, in one model batch."""
-        pieces = (
-            [a, b]
-            + [a[c.start : c.end] for c in claims(a)]
-            + [b[c.start : c.end] for c in claims(b)]
-        )
+        pieces = [a, b, *_pieces(a), *_pieces(b)]
         read = self._slot_reader().read([first_person(p) for p in pieces])
         return dict(zip(pieces, read, strict=True))
+
+    def warm(self, texts: Sequence[str] = ()) -> None:
+        """Pay first-use costs now rather than on the first pairs judged: the slot examples'
+        vectors, the word vectors and the learned model load (a pair of the judge's own is
+        judged), and ``texts`` (the stored memories a restarted guard will compare writes
+        with) and their claims are read in one model batch. A no-op without the slot layer."""
+        if not self._slots:
+            return
+        self.judge(*WARM_UP_PAIR)
+        pieces = [piece for text in texts for piece in (text, *_pieces(text))]
+        if pieces:
+            self._slot_reader().read([first_person(p) for p in pieces])
 
     @property
     def name(self) -> str:
@@ -227,6 +237,11 @@ class ClaimJudge:
             score = max(COMPATIBLE_SCORE, best.score if best else 0.0)
             return Verdict("compatible", score, "same topic, no claim contradicted"), best
         return Verdict("unrelated", UNRELATED_SCORE, "no shared topic"), best
+
+
+def _pieces(text: str) -> list[str]:
+    """The text of each claim of ``text``: what the slot layer reads besides the whole."""
+    return [text[c.start : c.end] for c in claims(text)]
 
 
 def _view(

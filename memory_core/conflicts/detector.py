@@ -198,6 +198,20 @@ class ConflictDetector:
             self._prime([], node.content, self._atlas.embedding_of(node_id))
         return self._judged(node.content, near, node.metadata)
 
+    def warm(self) -> None:
+        """Have the judge (one with a ``warm``, as the claim judge) load its models and read
+        the active memories it would be handed, as ``ConflictGuard.warm`` explains."""
+        warm = getattr(self._judge, "warm", None)
+        if not callable(warm):
+            return
+        nodes = [
+            n
+            for n in self._atlas.nodes()
+            if n.status is MemoryStatus.ACTIVE and n.kind is not MemoryKind.SUMMARY
+        ]
+        self._prime(nodes)  # one-sentence memories: the atlas's vectors, no model run
+        warm([utterance(n.content, n.metadata) for n in nodes])
+
     def _unfold(
         self,
         pairs: list[tuple[MemoryNode, float]],

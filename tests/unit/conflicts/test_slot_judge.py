@@ -176,3 +176,40 @@ def test_primed_vectors_cost_no_model_run() -> None:
     assert all(call != texts[:1] and call != texts[1:] for call in embedder.calls)
     assert judge.judge(*texts).is_contradiction
     assert len(embedder.calls) == calls  # both texts (one claim each) were primed
+
+
+def test_a_warmed_judge_reads_nothing_more_for_the_texts_it_was_warmed_with() -> None:
+    embedder = SlotFakeEmbedder()
+    judge = ClaimJudge(embedder=embedder)
+    old, new = "I'm a night owl; I'm married.", "The user is an early riser."
+    judge.warm([old, new])
+    read = {text for call in embedder.calls for text in call}
+    assert {"I'm a night owl", "I is an early riser."} <= read  # a claim, a first-person form
+    calls = len(embedder.calls)
+    judge.judge(old, new)
+    assert len(embedder.calls) == calls
+
+
+def test_warming_a_judge_without_slots_loads_no_model() -> None:
+    embedder = SlotFakeEmbedder()
+    ClaimJudge(embedder=embedder, slots=False).warm(["I'm a night owl."])
+    assert embedder.calls == []
+
+
+def test_a_warmed_guard_reads_only_the_new_statement() -> None:
+    from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+    from memory_core.conflicts.detector import DetectorConfig
+    from memory_core.conflicts.guard import ConflictGuard
+
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(memory_watermark=1.0), embedder=HashingEmbedder(64), clock=ManualClock(0.0)
+    )
+    for text in ("I'm a night owl; I'm married.", "The user's seat is by the window."):
+        atlas.add(text, session_id="s")
+    embedder = SlotFakeEmbedder()
+    everything = DetectorConfig(min_similarity=-1.0)  # every stored memory is judged
+    guard = ConflictGuard(atlas, ClaimJudge(embedder=embedder), detector=everything)
+    guard.warm()
+    calls = len(embedder.calls)
+    guard.add("I'm an early riser.", session_id="s")
+    assert embedder.calls[calls:] == [["I'm an early riser."]]
