@@ -2,7 +2,9 @@
 
 When the graph (``memory_core.context``) is unsure a new value is for the same slot as
 the constraint in force ("hotel cap: 200" against "hotel budget: 180 EUR per night"), it
-does not apply the change and returns a ``PendingReview``. ``ContextReviewSink`` puts it
+does not apply the change and, when the pair is one a person would review
+(``context.review_gate``: not small talk or a question, two real values of related slots),
+returns a ``PendingReview``. ``ContextReviewSink`` puts it
 in the queue a reviewer works through on the Conflict review page: the pair is the memory
 the value in force came from and the memory of the turn that proposed the new one (the
 page links both to their context nodes), the reason names the node in force, both slots,

@@ -7,7 +7,8 @@
   deleted. The same value restated is the same node with one more turn of provenance.
 - When the graph is unsure the new value is for that slot (slot names only similar, or a
   free choice named with low confidence), nothing changes: a ``PendingReview`` is returned
-  for a person (the agent routes it to the conflicts review queue).
+  for a person (the agent routes it to the conflicts review queue) when ``review_gate``
+  finds it a pair a person would review; otherwise the change is dropped.
 - "Forget what I said about X" soft-deletes X's nodes; "forget what I just said" the
   speaker's last change, and what that change had deprecated is in force again.
 - A confirmation VALIDATES the constraints of the turn before.
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from memory_core.context.extract import labels
-from memory_core.context.extract.patterns import AMOUNT, IDENTIFIER, MONEY, number_of
+from memory_core.context.extract.patterns import IDENTIFIER, number_of
 from memory_core.context.extract.slots import (
     ASSISTANT,
     CHOICE,
@@ -45,9 +46,10 @@ from memory_core.context.model import (
     node_id,
     normalise,
 )
+from memory_core.context.review_gate import refusal
+from memory_core.context.values import PRICES, comparable, family, holds
 from memory_core.embedding.base import Embedder, embed_checked
 
-NUMERIC = frozenset({MONEY, AMOUNT, NUMBER})
 GOAL_SWITCH_MARGIN = 0.1
 """A turn moves to another task only when it is this much nearer to it than to the current."""
 
@@ -62,6 +64,13 @@ class ContextSettings:
     """Between this and ``same_slot_similarity``: unsure, the change goes to review."""
     choice_review_confidence: float = 0.6
     """A free choice named with less confidence than this does not replace a value."""
+    related_topic_similarity: float = 0.4
+    """An unsure change goes to a reviewer only when the two slots' topics ("hotel", "room")
+    are at least this close (``review_gate``): "somewhat related". Set on topic pairs
+    written for it, not on conversations: MiniLM puts related ones (hotel / room, flight /
+    trip, order / package) at 0.2-0.9, median 0.56, and unrelated ones (hotel / knee, gym /
+    beach, watch / feel) at 0.17-0.48, median 0.28 (``tests/integration/context/
+    test_review_gate_real.py``)."""
     max_constraints: int = 7
     max_path_length: float = 3.0
 
@@ -448,7 +457,7 @@ class _Step:
         graph, settings = self.graph, self.ctx.settings
         slot = value.slot
         existing = graph.active_for_slot(value.subject, slot)
-        if existing is not None and not _comparable(value, existing):
+        if existing is not None and not comparable(value, existing):
             value = replace(value, slot=f"{slot} {value.kind}")  # "760 USD": no count of sessions
             slot = value.slot
             existing = graph.active_for_slot(value.subject, slot)
@@ -495,7 +504,7 @@ class _Step:
         holding = [
             node
             for _, _, node in self.graph.active_slots(value.subject)
-            if node.id not in self.change.constraints and _holds(node, said)
+            if node.id not in self.change.constraints and holds(node, said)
         ]
         return max(holding, key=lambda n: n.recorded_at) if holding else None
 
@@ -535,7 +544,7 @@ class _Step:
 
     def _in_force(self, value: SlotValue) -> bool:
         subject = self._adopter
-        return any(_holds(node, value.value) for _, _, node in self.graph.active_slots(subject))
+        return any(holds(node, value.value) for _, _, node in self.graph.active_slots(subject))
 
     @property
     def _adopter(self) -> str:
@@ -558,11 +567,11 @@ class _Step:
         such constraint; a bare number only for one of its magnitude ("we can go to 1400"
         after 1,200, not after 2 rooms), else it is dropped. Otherwise the nearest slot name."""
         best: tuple[Node | None, str, float] = (None, value.slot, 0.0)
-        family = _family(value.kind)
+        kind = family(value.kind)
         candidates = [
             (slot, node)
             for _, slot, node in self.graph.active_slots(value.subject)
-            if _family(str(node.attr("kind"))) == family and _comparable(value, node)
+            if family(str(node.attr("kind"))) == kind and comparable(value, node)
         ]
         if value.topic is None and value.kind != CHOICE and candidates:
             if value.kind == NUMBER:
@@ -600,6 +609,14 @@ class _Step:
         self.change.deprecated.append(old.id)
 
     def pending(self, value: SlotValue, existing: Node, similarity: float) -> None:
+        """An unsure change, not applied: held for a reviewer when it is a pair a person
+        would review, else dropped (``review_gate`` says which and why)."""
+        ctx = self.ctx
+        if refusal(
+            value, existing, self.facts, self.turn,
+            similarity=ctx.slot_similarity, related=ctx.settings.related_topic_similarity,
+        ) is not None:  # fmt: skip
+            return
         attrs = tuple(
             (k, getattr(value, k)) for k in sorted(_SLOT_FIELDS) if getattr(value, k) is not None
         )
@@ -664,7 +681,7 @@ class _Step:
 _OFFERERS = frozenset({ASSISTANT, OTHER_PERSON})
 """Whose values in the other side's turn are an offer: its own, or a third party's it
 relays ("They have 9:15 for five on Saturday")."""
-_NOT_OFFERS = frozenset({IDENTIFIER, MONEY, AMOUNT})
+_NOT_OFFERS = frozenset({IDENTIFIER, *PRICES})
 """Kinds of the other side's values a confirmation does not adopt: ids are entities'
 attributes, and a price is what something costs, not a limit the user set."""
 
@@ -672,45 +689,6 @@ attributes, and a price is what something costs, not a limit the user set."""
 def _words(text: str) -> set[str]:
     """The words of a label or value, to tell what a forgetting turn names."""
     return set(normalise(text).split())
-
-
-def _holds(node: Node, said: str) -> bool:
-    """Whether a constraint's value is ``said``: the same number ("six" and 6), the same
-    words ("the red one" in "the red one"), or a time said without its suffix ("6" for
-    "6pm", "7:30" for "7:30 pm")."""
-    value = normalise(str(node.attr("value") or ""))
-    wanted = normalise(said).removeprefix("the ")
-    if not value or not wanted:
-        return False
-    number = number_of(wanted)
-    if number is not None and node.attr("number") == number:
-        return True
-    if wanted == value or f" {wanted} " in f" {value} ":
-        return True
-    return (
-        wanted[0].isdigit() and value.startswith(wanted) and not value[len(wanted) :][:1].isdigit()
-    )
-
-
-def _comparable(value: SlotValue, node: Node) -> bool:
-    """Whether a value can replace a constraint of the same slot name: the same family and
-    unit, and not an amount against a count of a noun ("760 USD" against "8 sessions")."""
-    kinds = {value.kind, str(node.attr("kind"))}
-    count = value.value if value.kind == NUMBER else str(node.attr("value"))
-    if NUMBER in kinds and kinds & {MONEY, AMOUNT} and any(c.isalpha() for c in count):
-        return False  # a number with a noun of its own counts that noun
-    return _family(value.kind) == _family(str(node.attr("kind"))) and _same_unit(value.unit, node)
-
-
-def _family(kind: str) -> str:
-    return "numeric" if kind in NUMERIC else kind
-
-
-def _same_unit(unit: str | None, node: Node) -> bool:
-    """Values in two units (16 GB and 14 inch, 55 inch and 1,300 GBP) are never one slot;
-    a value without a unit may be either."""
-    other = node.attr("unit")
-    return unit is None or other is None or normalise(unit) == normalise(str(other))
 
 
 def _near_magnitude(number: float | None, node: Node) -> bool:

@@ -78,11 +78,7 @@ class PrototypeClassifier:
         return self.nearest_vector(query)
 
     def nearest_vector(self, vector: np.ndarray) -> Nearest:
-        ranked = sorted(self.best_per_label(vector).items(), key=lambda kv: -kv[1])
-        label, similarity = ranked[0]
-        if len(ranked) == 1:
-            return Nearest(label, similarity, None, -1.0)
-        return Nearest(label, similarity, ranked[1][0], ranked[1][1])
+        return nearest_of(self.best_per_label(vector))
 
     def nearest_many(self, texts: Sequence[str]) -> list[Nearest]:
         """``nearest`` for a batch: one embedding call."""
@@ -90,3 +86,15 @@ class PrototypeClassifier:
             return []
         vectors = embed_checked(self._embedder, list(texts))
         return [self.nearest_vector(v) for v in vectors]
+
+
+def nearest_of(scores: Mapping[str, float]) -> Nearest:
+    """The best of per-label scores (``best_per_label``'s, or a subset of them: a caller
+    that reads some labels apart from the others ranks the rest with this)."""
+    if not scores:
+        raise InputError("scores", "need at least one label")
+    ranked = sorted(scores.items(), key=lambda kv: -kv[1])
+    label, similarity = ranked[0]
+    if len(ranked) == 1:
+        return Nearest(label, similarity, None, -1.0)
+    return Nearest(label, similarity, ranked[1][0], ranked[1][1])

@@ -17,6 +17,10 @@ STATE, ASK, CHANGE, CANCEL, FORGET, CONFIRM = (
     "confirm",
 )
 INTENTS = (STATE, ASK, CHANGE, CANCEL, FORGET, CONFIRM)
+SMALL_TALK = "small talk"
+"""Classified with the intents but not one of them: a turn nearer a small-talk example than
+to every intent's still gets its nearest intent (the graph reads every turn alike) and is
+flagged ``TurnFacts.small_talk``, which keeps its unsure changes from a reviewer."""
 
 INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
     STATE: (
@@ -75,6 +79,25 @@ INTENT_EXAMPLES: dict[str, tuple[str, ...]] = {
         "fine",
         "that works for me",
         "deal, take it",
+    ),
+    SMALL_TALK: (
+        "thanks so much!",
+        "thank you, that's really kind of you",
+        "I really appreciate your help",
+        "got it, thanks for letting me know",
+        "hi, how are you doing?",
+        "good morning! how was your weekend?",
+        "long time no see! what's new with you?",
+        "talk to you later, bye!",
+        "have a nice evening",
+        "I'll let you know later",
+        "no worries, take your time",
+        "congratulations, that's great news!",
+        "that sounds lovely, I'm so happy for you",
+        "what a beautiful picture!",
+        "haha, that's hilarious",
+        "I'm feeling a bit tired today",
+        "we had such a fun time at the park with the kids",
     ),
 }
 

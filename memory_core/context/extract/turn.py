@@ -29,7 +29,7 @@ from memory_core.context.extract.slots import (
     slot_values,
 )
 from memory_core.embedding.base import Embedder, embed_checked
-from memory_core.embedding.prototypes import Nearest, PrototypeClassifier
+from memory_core.embedding.prototypes import Nearest, PrototypeClassifier, nearest_of
 from memory_core.errors import InputError
 
 if TYPE_CHECKING:
@@ -87,6 +87,10 @@ class TurnFacts:
     goal_scores: tuple[tuple[str, float], ...] = ()
     """Similarity of the turn to every task label (to keep a goal rather than switch)."""
     parsed_chars: int = field(default=0)
+    small_talk: bool = False
+    """Nearer a small-talk example (thanks, greetings, how-was-your-day) than to every
+    intent's: what it says goes into the graph as usual, but none of its unsure changes
+    goes to a reviewer (``review_gate``)."""
 
 
 class Extractor:
@@ -247,7 +251,10 @@ class Extractor:
         values: Sequence[Value],
         reply_to: Doc | None = None,
     ) -> TurnFacts:
-        intent = self._intents.nearest_vector(vector)
+        intents = self._intents.best_per_label(vector)
+        chat = intents.pop(labels.SMALL_TALK)  # read apart: small talk is not an intent
+        intent = nearest_of(intents)
+        small_talk = chat > intent.similarity
         forget_unsure = intent.label == labels.FORGET and intent.similarity < FORGET_MIN_SIMILARITY
         if intent.similarity < INTENT_MIN_SIMILARITY or forget_unsure:
             intent = Nearest(labels.STATE, intent.similarity, None, -1.0)
@@ -283,6 +290,7 @@ class Extractor:
             cancel_topic=forget_topic(doc, command_verb) if intent.label == labels.CANCEL else None,
             goal_scores=tuple((k, round(v, 4)) for k, v in scores.items()),
             parsed_chars=min(len(scanned), MAX_PARSE_CHARS),
+            small_talk=small_talk,
         )
 
     def _command(self, doc: Doc) -> tuple[Nearest | None, Token | None]:

@@ -40,21 +40,28 @@ def money(slot: str, number: float, text: str) -> SlotValue:
     return SlotValue("user", slot, text, "money", number, "EUR", "night", topic="hotel")
 
 
-def facts(slot: SlotValue, goal: str | None = None) -> TurnFacts:
-    return TurnFacts("", "user", START, "state", 1.0, goal, 0.9 if goal else 0.0, (slot,))
+def facts(slot: SlotValue, goal: str | None = None, *, small_talk: bool = False) -> TurnFacts:
+    return TurnFacts(
+        "", "user", START, "state", 1.0, goal, 0.9 if goal else 0.0, (slot,), small_talk=small_talk
+    )
 
 
 @pytest.fixture
 def loop() -> tuple[ElasticMemoryAtlas, Orchestrator, ConflictReview, EventRecorder]:
+    return make_loop(facts(money("room budget", 250, "250 EUR")))
+
+
+def make_loop(
+    second: TurnFacts,
+) -> tuple[ElasticMemoryAtlas, Orchestrator, ConflictReview, EventRecorder]:
+    """The agent's rules with a graph fed scripted facts (a hotel budget, then ``second``)
+    and a review queue that answers the graph."""
     atlas = ElasticMemoryAtlas(
         AtlasConfig(memory_watermark=1.0), embedder=SlotNameEmbedder(), clock=ManualClock(START)
     )
     recorder = EventRecorder()
     atlas.subscribe(recorder)
-    turns = [
-        facts(money("hotel budget", 180, "180 EUR"), goal="book hotel"),
-        facts(money("room budget", 250, "250 EUR")),
-    ]
+    turns = [facts(money("hotel budget", 180, "180 EUR"), goal="book hotel"), second]
     stage = ContextStage(atlas, extractor=Scripted(turns))  # type: ignore[arg-type]
     queue = InMemoryReviewQueue()
     review = ConflictReview(atlas, queue)
@@ -174,3 +181,16 @@ def test_a_turn_not_stored_is_queued_with_its_value(loop: Any) -> None:
     rules.context_turn("The room budget can be 250 EUR.", "trip", speaker="user")
     (item,) = review.queue.items()
     assert item.new_id is None and item.new_text == "room budget: 250 EUR"
+
+
+def test_small_talk_queues_nothing_and_changes_nothing() -> None:
+    """An unsure change a person would not review (here: proposed by small talk) reaches
+    neither the queue nor the rule events, and the value in force stays."""
+    atlas, rules, review, recorder = make_loop(
+        facts(money("room budget", 250, "250 EUR"), small_talk=True)
+    )
+    talk(atlas, rules)
+    assert review.queue.items() == [] and rules.context.held() == {}
+    assert not [e for e in recorder.of_type("rule") if e.rule == CONTEXT_REVIEW]
+    in_force = constraint_for(rules.context.of("trip").graph, "hotel budget")
+    assert in_force is not None and in_force.attr("value") == "180 EUR"
