@@ -8,9 +8,12 @@ Europe ... 9th to the 12th of September" against "Thanks. I'll check back in a c
 days") stops reading the queue, so a pair goes to a person only when a person would review
 it:
 
-- the proposing turn is about the task: not a question (its intent is ``ask``) and not
-  small talk (thanks, greetings, sign-offs, how-was-your-day: ``TurnFacts.small_talk``, the
-  intent classifier's small-talk examples nearer than every intent's);
+- the proposing turn is about the task: not a question (its intent is ``ask`` and it asks:
+  a question mark; the classifier alone puts "The room budget is 180 EUR per night." a hair
+  nearer "what is my hotel limit?" than any statement, and "could we make it 8 instead?"
+  is a change) and not small talk (thanks, greetings, sign-offs, how-was-your-day:
+  ``TurnFacts.small_talk``, the intent classifier's small-talk examples nearer than every
+  intent's);
 - it is not the turn the value in force came from: two values said side by side are two
   facts, or alternatives, never one replacing the other;
 - both sides are values of a slot: of one kind (an amount against an amount, a date against
@@ -71,7 +74,7 @@ def refusal(
     is not for a reviewer, or None when it is. ``similarity`` compares two topics (the
     graph's slot-name similarity); ``related`` is the least similarity of related topics.
     The checks run cheapest first: only the last one may embed."""
-    if facts.intent == labels.ASK:
+    if facts.intent == labels.ASK and "?" in facts.text:
         return Refusal.QUESTION
     if facts.small_talk:
         return Refusal.SMALL_TALK
