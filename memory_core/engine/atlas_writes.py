@@ -262,7 +262,7 @@ class WriteMixin(AtlasBase):
         if (
             family is not None
             and cfg.family_fold_at is not None
-            and len(s.families.get(family).members) >= cfg.family_fold_at
+            and s.families.get(family).size >= cfg.family_fold_at
         ):
             self._fold_family(family, keep=slot, session=session)
         forgetting.enforce_capacity(s, protect=slot, now=now)

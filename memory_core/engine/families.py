@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,17 +70,54 @@ def novelty(seen: int) -> float:
     return min(1.0, NOVELTY_FREE / (seen + 1))
 
 
-@dataclass(slots=True)
 class Family:
-    """One template's live members and history."""
+    """One template's live members and history: a view of its row in ``FamilyIndex``'s
+    columns (most families of a large atlas hold one line, and a Python object and list
+    per family cost ~100 B per memory more than a row of numbers)."""
 
-    members: list[int] = field(default_factory=list)
-    seen: int = 0
-    """Lines written with this template (merged and folded ones included)."""
-    importance: float = 0.0
-    """The highest importance a line of it had before novelty: what the family is worth."""
-    summary: int | None = None
-    """Slot of the summary memory its folded lines live on, if any."""
+    __slots__ = ("_index", "_row")
+
+    def __init__(self, index: FamilyIndex, row: int) -> None:
+        self._index, self._row = index, row
+
+    @property
+    def seen(self) -> int:
+        """Lines written with this template (merged and folded ones included)."""
+        return int(self._index.seen[self._row])
+
+    @seen.setter
+    def seen(self, value: int) -> None:
+        self._index.seen[self._row] = value
+
+    @property
+    def importance(self) -> float:
+        """The highest importance a line of it had before novelty: what the family is worth."""
+        return float(self._index.importance[self._row])
+
+    @importance.setter
+    def importance(self, value: float) -> None:
+        self._index.importance[self._row] = value
+
+    @property
+    def summary(self) -> int | None:
+        """Slot of the summary memory its folded lines live on, if any."""
+        slot = int(self._index.summary[self._row])
+        return None if slot < 0 else slot
+
+    @property
+    def size(self) -> int:
+        """How many live lines it holds."""
+        return int(self._index.size[self._row])
+
+    @property
+    def members(self) -> list[int]:
+        """Its live lines' slots, in the order they were added."""
+        index, out = self._index, []
+        slot = int(index.first[self._row])
+        while slot >= 0:
+            out.append(slot)
+            slot = int(index.next_member[slot])
+        return out
 
 
 def digest(key: str) -> bytes:
@@ -90,52 +127,113 @@ def digest(key: str) -> bytes:
     return hashlib.blake2b(key.encode(), digest_size=16).digest()
 
 
-@dataclass(slots=True)
+def _grown(array: np.ndarray, size: int, fill: int) -> np.ndarray:
+    """``array`` extended to at least ``size`` entries (doubling), new entries ``fill``."""
+    if size <= len(array):
+        return array
+    out = np.full(max(size, 2 * len(array)), fill, dtype=array.dtype)
+    out[: len(array)] = array
+    return out
+
+
 class FamilyIndex:
-    families: dict[bytes, Family] = field(default_factory=dict)
-    """Key digest (``digest``) -> the family."""
-    of_slot: list[Family | None] = field(default_factory=list)
-    """Slot -> the family it is a member or the summary of, for members and summaries."""
-    built: bool = False
+    """Families by key digest, each a row of columns; a family's members are a linked
+    list through per-slot columns (adding or dropping one is O(1))."""
+
+    __slots__ = (
+        "_rows",
+        "built",
+        "family_of",
+        "first",
+        "importance",
+        "last",
+        "next_member",
+        "prev_member",
+        "seen",
+        "size",
+        "summary",
+    )
+
+    def __init__(self) -> None:
+        self._rows: dict[bytes, int] = {}  # key digest (``digest``) -> row
+        self.seen = np.zeros(16, dtype=np.int64)  # by row
+        self.importance = np.zeros(16, dtype=np.float64)
+        self.summary = np.full(16, -1, dtype=np.int64)
+        self.first = np.full(16, -1, dtype=np.int32)  # first and last member, -1 none
+        self.last = np.full(16, -1, dtype=np.int32)
+        self.size = np.zeros(16, dtype=np.int32)
+        self.family_of = np.full(16, -1, dtype=np.int32)  # by slot: member or summary of
+        self.next_member = np.full(16, -1, dtype=np.int32)  # by slot, in its family's list
+        self.prev_member = np.full(16, -1, dtype=np.int32)
+        self.built = False
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def all(self) -> list[Family]:
+        """Every family, in the order they were first seen."""
+        return [Family(self, row) for row in self._rows.values()]
 
     def get(self, key: str) -> Family:
         code = digest(key)
-        family = self.families.get(code)
-        if family is None:
-            family = self.families[code] = Family()
-        return family
+        row = self._rows.get(code)
+        if row is None:
+            row = self._rows[code] = len(self._rows)
+            if row == len(self.seen):
+                self.seen = _grown(self.seen, row + 1, 0)
+                self.importance = _grown(self.importance, row + 1, 0)
+                self.summary = _grown(self.summary, row + 1, -1)
+                self.first = _grown(self.first, row + 1, -1)
+                self.last = _grown(self.last, row + 1, -1)
+                self.size = _grown(self.size, row + 1, 0)
+        return Family(self, row)
 
     def add_member(self, key: str, slot: int) -> Family:
         family = self.get(key)
-        if family.members:
-            family.members.append(slot)
-        else:  # most families hold one line: a list of one, not append's room for four
-            family.members = [slot]
-        self._place(slot, family)
+        row = family._row
+        self._place(slot, row)
+        last = int(self.last[row])
+        self.prev_member[slot], self.next_member[slot] = last, -1
+        if last < 0:
+            self.first[row] = slot
+        else:
+            self.next_member[last] = slot
+        self.last[row] = slot
+        self.size[row] += 1
         return family
 
     def set_summary(self, key: str, slot: int) -> None:
-        family = self.get(key)
-        family.summary = slot
-        self._place(slot, family)
+        row = self.get(key)._row
+        self.summary[row] = slot
+        self._place(slot, row)
 
     def discard(self, slots: np.ndarray) -> None:
         """Forget removed memories (members or summaries)."""
-        of_slot = self.of_slot
         for slot in slots.tolist():
-            family = of_slot[slot] if slot < len(of_slot) else None
-            if family is None:
+            row = int(self.family_of[slot]) if slot < len(self.family_of) else -1
+            if row < 0:
                 continue
-            of_slot[slot] = None
-            if family.summary == slot:
-                family.summary = None
-            elif slot in family.members:
-                family.members.remove(slot)
+            self.family_of[slot] = -1
+            if self.summary[row] == slot:
+                self.summary[row] = -1
+                continue
+            self.size[row] -= 1
+            before, after = int(self.prev_member[slot]), int(self.next_member[slot])
+            if before < 0:
+                self.first[row] = after
+            else:
+                self.next_member[before] = after
+            if after < 0:
+                self.last[row] = before
+            else:
+                self.prev_member[after] = before
 
-    def _place(self, slot: int, family: Family) -> None:
-        if slot >= len(self.of_slot):
-            self.of_slot.extend([None] * (slot + 1 - len(self.of_slot)))
-        self.of_slot[slot] = family
+    def _place(self, slot: int, row: int) -> None:
+        if slot >= len(self.family_of):
+            self.family_of = _grown(self.family_of, slot + 1, -1)
+            self.next_member = _grown(self.next_member, slot + 1, -1)
+            self.prev_member = _grown(self.prev_member, slot + 1, -1)
+        self.family_of[slot] = row
 
 
 def summary_text(texts: list[str], numbers: list[list[float]], lines: int) -> str:

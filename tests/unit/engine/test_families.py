@@ -12,6 +12,7 @@ from memory_core import ElasticMemoryAtlas, HashingEmbedder, MemoryKind
 from memory_core.engine.apply import apply_events, recording
 from memory_core.engine.events import AtlasEvent
 from memory_core.engine.families import (
+    FamilyIndex,
     build_index,
     family_key,
     novelty,
@@ -104,8 +105,8 @@ def test_the_index_follows_removals_and_rebuilds_after_a_snapshot(
     atlas.add("heartbeat from node-1: ok", session_id="t")
     index = atlas._s.families
     live = set(atlas._s.table.alive_slots().tolist())
-    for family in index.families.values():
-        assert set(family.members) <= live
+    for family in index.all():
+        assert set(family.members) <= live and len(family.members) == family.size
         assert family.summary is None or family.summary in live
     path = atlas.save_snapshot(tmp_path / "a.npz")
     restored = ElasticMemoryAtlas.load_snapshot(path, embedder=HashingEmbedder(DIM))
@@ -130,3 +131,25 @@ def test_a_follower_copies_the_folds_exactly(make_atlas: AtlasFactory) -> None:
     apply_events(copy, events)
     assert atlas_differences(atlas, copy) == []
     assert np.isfinite([n.weight for n in copy.nodes()]).all()
+
+
+def test_the_index_keeps_members_in_order_through_removals_and_growth() -> None:
+    index = FamilyIndex()
+    lines = {f"k{n % 3}": [] for n in range(3)}  # three families, 40 slots each
+    for slot in range(120):
+        key = f"k{slot % 3}"
+        index.add_member(key, slot * 7)  # slots far beyond the columns' first size
+        lines[key].append(slot * 7)
+    index.set_summary("k0", 900)
+    gone = [0, 21 * 7, 119 * 7, 900, 5000]  # first, middle, last, the summary, no family
+    index.discard(np.array(gone))
+    for key, slots in lines.items():
+        family = index.get(key)
+        kept = [s for s in slots if s not in gone]
+        assert family.members == kept and family.size == len(kept)
+        assert family.summary is None
+    assert len(index) == 3 and index.get("new").members == [] and len(index) == 4
+    family = index.get("k1")
+    family.seen += 2
+    family.importance = max(family.importance, 0.25)
+    assert (index.get("k1").seen, index.get("k1").importance) == (2, 0.25)

@@ -66,6 +66,25 @@ def test_remove_updates_postings_and_lengths() -> None:
     assert index.search("apple", 5)[1].size == 0
 
 
+def test_a_term_of_one_document_grows_and_shrinks_like_any_other() -> None:
+    """A term one document holds is stored compactly until a second holds it."""
+    index = LexicalIndex()
+    index.add(100_000, "kiwi kiwi kiwi")
+    assert [a.tolist() for a in index.postings("kiwi")] == [[100_000], [3.0]]
+    index.add_many(np.array([4, 9]), ["kiwi once", "kiwi twice kiwi"], np.array([0, 0]))
+    index.add(6, "kiwi")
+    assert [a.tolist() for a in index.postings("kiwi")] == [
+        [100_000, 4, 9, 6],
+        [3.0, 1.0, 2.0, 1.0],
+    ]
+    index.add_many(np.array([5]), ["lone mango"], np.array([0]))
+    assert index.search("mango", 3)[1].tolist() == [5]
+    index.remove_many([100_000, 5, 9])
+    assert [a.tolist() for a in index.postings("kiwi")] == [[4, 6], [1.0, 1.0]]
+    assert index.search("mango", 3)[1].size == 0
+    assert [a.size for a in index.postings("mango")] == [0, 0]
+
+
 def test_slots_beyond_initial_capacity() -> None:
     index = LexicalIndex()
     index.add(1000, "far away slot")
@@ -156,10 +175,10 @@ def test_add_many_builds_the_index_add_builds(separator_inside: bool) -> None:
         one_by_one.add(slot, text, group)
     bulk.add_many(slots, texts, groups)
     assert list(bulk._postings) == list(one_by_one._postings)
-    for term, postings in one_by_one._postings.items():
-        other = bulk._postings[term]
-        assert other.slots[: other.n].tolist() == postings.slots[: postings.n].tolist(), term
-        assert other.tf[: other.n].tolist() == postings.tf[: postings.n].tolist(), term
+    for term in one_by_one._postings:
+        slots, tf = one_by_one.postings(term)
+        assert bulk.postings(term)[0].tolist() == slots.tolist(), term
+        assert bulk.postings(term)[1].tolist() == tf.tolist(), term
     for query in ("window seat", "glass seats", "rock'n roll 42", "user choice"):
         for group in (None, 0, 1):
             a, b = one_by_one.search(query, 10, group=group), bulk.search(query, 10, group=group)
@@ -185,9 +204,9 @@ def test_add_many_tokenises_as_add_does(texts: list[str]) -> None:
         one_by_one.add(slot, text)
     bulk.add_many(np.arange(len(texts)), texts, np.zeros(len(texts), dtype=np.int32))
     assert list(bulk._postings) == list(one_by_one._postings)
-    for term, postings in one_by_one._postings.items():
-        other = bulk._postings[term]
-        assert other.slots[: other.n].tolist() == postings.slots[: postings.n].tolist()
-        assert other.tf[: other.n].tolist() == postings.tf[: postings.n].tolist()
+    for term in one_by_one._postings:
+        slots, tf = one_by_one.postings(term)
+        assert bulk.postings(term)[0].tolist() == slots.tolist()
+        assert bulk.postings(term)[1].tolist() == tf.tolist()
     n = len(texts)
     assert bulk._dl[:n].tolist() == one_by_one._dl[:n].tolist()
