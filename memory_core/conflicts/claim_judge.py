@@ -154,7 +154,23 @@ class ClaimJudge:
         if not self._slots:
             return
         self.judge(*WARM_UP_PAIR)
-        pieces = [piece for text in texts for piece in (text, *_pieces(text))]
+        self._read_all([piece for text in texts for piece in (text, *_pieces(text))])
+
+    def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
+        """Read in one model batch what judging each ``(a, b, similarity)`` will read (the
+        texts and claims of each candidate pair), so a write judged against several stored
+        memories costs one model call, not one per pair."""
+        if self._slots:
+            self._read_all(
+                [
+                    piece
+                    for a, b, similarity in pairs
+                    if similarity >= SLOT_CANDIDATE
+                    for piece in (a, b, *_pieces(a), *_pieces(b))
+                ]
+            )
+
+    def _read_all(self, pieces: list[str]) -> None:
         if pieces:
             self._slot_reader().read([first_person(p) for p in pieces])
 

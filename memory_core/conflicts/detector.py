@@ -260,13 +260,18 @@ class ConflictDetector:
         metadata: Mapping[str, Any] | None = None,
     ) -> list[Conflict]:
         said = utterance(text, metadata)  # the judge reads what was said, not who said it
-        self._prime([n for n, s in candidates if s >= self.config.min_similarity])
+        judged = [
+            (node, similarity)
+            for node, similarity in candidates
+            if similarity >= self.config.min_similarity
+            and not (self._allowed is not None and self._allowed(pair_key(node.content, text)))
+        ]
+        self._prime([n for n, _ in judged])
+        read_ahead = getattr(self._judge, "read_ahead", None)
+        if callable(read_ahead):  # one model batch for all pairs (the claim judge's slot layer)
+            read_ahead([(utterance(n.content, n.metadata), said, s) for n, s in judged])
         found = []
-        for node, similarity in candidates:
-            if similarity < self.config.min_similarity:
-                continue
-            if self._allowed is not None and self._allowed(pair_key(node.content, text)):
-                continue
+        for node, similarity in judged:
             verdict = self._judge.judge(utterance(node.content, node.metadata), said, similarity)
             if verdict.is_contradiction:
                 found.append(Conflict(node, float(similarity), verdict))

@@ -213,3 +213,25 @@ def test_a_warmed_guard_reads_only_the_new_statement() -> None:
     calls = len(embedder.calls)
     guard.add("I'm an early riser.", session_id="s")
     assert embedder.calls[calls:] == [["I'm an early riser."]]
+
+
+def test_a_write_reads_all_its_candidate_pairs_in_one_model_call() -> None:
+    from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+    from memory_core.conflicts.detector import DetectorConfig
+    from memory_core.conflicts.guard import ConflictGuard
+
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(memory_watermark=1.0), embedder=HashingEmbedder(64), clock=ManualClock(0.0)
+    )
+    stored = ("I'm a night owl; I'm married.", "I'm an introvert; I'm single.")
+    for text in stored:  # both within the judge's reading cosine of the write
+        atlas.add(text, session_id="s")
+    embedder = SlotFakeEmbedder()
+    judge = ClaimJudge(embedder=embedder)
+    judge.warm()  # the slot examples and the judge's own pair, before counting
+    everything = DetectorConfig(min_similarity=-1.0)  # every stored memory is judged
+    guard = ConflictGuard(atlas, judge, detector=everything)
+    calls = len(embedder.calls)
+    guard.add("I'm an early riser; I'm single.", session_id="s")
+    assert len(embedder.calls) == calls + 1
+    assert {"I'm a night owl", "I'm an introvert", "I'm an early riser"} <= set(embedder.calls[-1])
