@@ -102,7 +102,7 @@ def floor(atlas: ElasticMemoryAtlas, queries: np.ndarray, texts: list[str], n: i
     state = atlas._s
     k = state.config.dense_candidates
     index: Any = state.vectors._index
-    params = state.vectors._params()
+    params = state.vectors._params(state.vectors.ef_search)
     faiss_ms, bm25_ms = [], []
     for i in range(n):
         q = np.ascontiguousarray(queries[i % len(queries)][None, :], dtype=np.float32)

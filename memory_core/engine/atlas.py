@@ -99,7 +99,7 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
         shaped structures built at start and must stay as they are.
 
         Raises:
-            ConfigError: ``config`` changes a field fixed at start (``hnsw_*``, ``seed``).
+            ConfigError: ``config`` changes a field fixed at start (``FIXED_AT_START``).
         """
         if not isinstance(config, AtlasConfig):
             raise InputError("config", f"must be an AtlasConfig, got {type(config).__name__}")

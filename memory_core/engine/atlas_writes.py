@@ -196,7 +196,9 @@ class WriteMixin(AtlasBase):
         if write.kind is MemoryKind.SESSION and not write.pinned:  # a line of a family
             family, _ = family_key(session.code, write.content)
             write = self._novel(family, write)
-        sims, neighbours = nearest(s, vector, cfg.max_auto_links + 1, session.code)
+        sims, neighbours = nearest(
+            s, vector, cfg.max_auto_links + 1, session.code, ef_search=cfg.hnsw_link_ef_search
+        )
         if (
             allow_merge
             and len(sims)

@@ -302,6 +302,14 @@ class AtlasConfig:
         128, "index", "HNSW search breadth (higher = better recall, slower).", low=8, high=4096
     )
     hnsw_ef_construction: int = _f(64, "index", "HNSW build breadth.", low=8, high=4096)
+    hnsw_link_ef_search: int = _f(
+        128,
+        "index",
+        "HNSW search breadth of an add's merge and auto-link search (a few neighbours, "
+        "where a retrieval asks for dozens).",
+        low=8,
+        high=4096,
+    )
     # agent-loop rules (the second seed's memory state orchestrator; see docs/agent-loop.md)
     episode_after_memories: int | None = _f(
         50,

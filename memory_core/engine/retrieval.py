@@ -223,14 +223,20 @@ def _lexical(
 
 
 def nearest(
-    state: AtlasState, vector: np.ndarray, k: int, session: int | None
+    state: AtlasState,
+    vector: np.ndarray,
+    k: int,
+    session: int | None,
+    *,
+    ef_search: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` stored vectors nearest to ``vector`` as (similarities, slots), best first:
-    among all memories, or among one session's (by code)."""
+    among all memories, or among one session's (by code). ``ef_search``: the HNSW search
+    breadth, when not the index's own."""
     among = None if session is None else _among(state, session)
     depth = _depth(state, k, session, among)
     while True:
-        sims, slots = state.vectors.search(vector, depth, among=among)
+        sims, slots = state.vectors.search(vector, depth, among=among, ef_search=ef_search)
         if session is None or among is not None:
             return sims, slots
         keep = state.table.session[slots] == session

@@ -280,11 +280,18 @@ class VectorIndex:
             self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
     def search(
-        self, query: np.ndarray, k: int, *, among: np.ndarray | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        *,
+        among: np.ndarray | None = None,
+        ef_search: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Top-k (similarities, ids) for one query vector, best first; only ids in
-        ``among`` (live ids, no repeats) when it is given."""
-        sims, ids = self._scoped(np.asarray(query).reshape(1, -1), k, among)
+        ``among`` (live ids, no repeats) when it is given. ``ef_search`` overrides the
+        HNSW search breadth for this call (an add's neighbour search needs less than a
+        retrieval); it changes nothing while the index is exact."""
+        sims, ids = self._scoped(np.asarray(query).reshape(1, -1), k, among, ef_search)
         keep = ids[0] >= 0
         return sims[0][keep], ids[0][keep]
 
@@ -295,10 +302,15 @@ class VectorIndex:
         return self._scoped(queries, max(1, k), among)
 
     def _scoped(
-        self, queries: np.ndarray, k: int, among: np.ndarray | None
+        self,
+        queries: np.ndarray,
+        k: int,
+        among: np.ndarray | None,
+        ef_search: int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
+        ef = self._ef_search if ef_search is None else ef_search
         if among is None or len(among) == self._n_live:
-            return self._search(queries, k)
+            return self._search(queries, k, ef)
         among = np.asarray(among, dtype=np.int64).reshape(-1)
         labels = self._label_of[among]
         if (labels < 0).any():
@@ -308,7 +320,7 @@ class VectorIndex:
             return self._search_rows(queries, k, among, labels)
         mask = np.zeros(int(self._index.ntotal), dtype=bool)
         mask[labels] = True
-        return self._search(queries, k, np.packbits(mask, bitorder="little"), len(among))
+        return self._search(queries, k, ef, np.packbits(mask, bitorder="little"), len(among))
 
     def reconstruct(self, ids: np.ndarray) -> np.ndarray:
         """Stored vectors of ``ids`` (a copy)."""
@@ -337,18 +349,24 @@ class VectorIndex:
         return labels
 
     def _search(
-        self, queries: np.ndarray, k: int, scope: np.ndarray | None = None, n_scope: int = 0
+        self,
+        queries: np.ndarray,
+        k: int,
+        ef: int,
+        scope: np.ndarray | None = None,
+        n_scope: int = 0,
     ) -> tuple[np.ndarray, np.ndarray]:
         """(similarities, ids) of shape (n, min(k, candidates)); -1 ids where fewer were
-        found. ``scope`` is a packed bitmap of the ``n_scope`` labels to search."""
+        found. ``ef`` is the HNSW search breadth; ``scope`` a packed bitmap of the
+        ``n_scope`` labels to search."""
         want = min(k, self._n_live if scope is None else n_scope)
         n = len(queries)
         if want <= 0:
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
-        params = self._params(scope)
+        params = self._params(ef, scope)
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if self._hnsw:
-            wide = min(2 * want + COARSE_SLACK, max(want, self._ef_search))
+            wide = min(2 * want + COARSE_SLACK, max(want, ef))
             _, candidates = self._index.search(queries, wide, params=params)
             sims, labels = self._rescored(queries, candidates, want)
         elif self._index.ntotal >= COARSE_FROM:
@@ -405,12 +423,12 @@ class VectorIndex:
         sims, found = faiss.knn(queries, rows, want, metric=faiss.METRIC_INNER_PRODUCT)
         return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
 
-    def _params(self, scope: np.ndarray | None = None) -> Any:
-        """Search parameters: efSearch for HNSW, and the scope or live-label filter."""
+    def _params(self, ef: int, scope: np.ndarray | None = None) -> Any:
+        """Search parameters: efSearch ``ef`` for HNSW, and the scope or live-label filter."""
         params: Any = None  # the SWIG classes used here have no type stubs
         if self._hnsw:
             params = _SWIG.SearchParametersHNSW()
-            params.efSearch = self._ef_search
+            params.efSearch = ef
         if scope is None and self.tombstones:
             if self._bitmap is None:
                 self._bitmap = np.packbits(self._live[: self._index.ntotal], bitorder="little")

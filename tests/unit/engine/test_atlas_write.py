@@ -19,6 +19,7 @@ from memory_core import (
     NotFoundError,
     Relation,
 )
+from memory_core.engine.index import VectorIndex
 from memory_core.testing import EventRecorder
 
 from .conftest import DIM, AtlasFactory, CountingEmbedder, invariants, unit
@@ -98,6 +99,25 @@ def test_auto_links_at_most_max_above_threshold_same_session(make_atlas: AtlasFa
     assert other.id not in links
     direction = [e for e in atlas.edges(new.id) if e.target_id == a.id]
     assert direction[0].source_id == new.id
+
+
+def test_the_link_search_has_its_own_breadth(
+    make_atlas: AtlasFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    atlas, _ = make_atlas(hnsw_link_ef_search=24)
+    breadths: list[int | None] = []
+    search = VectorIndex.search
+
+    def recorded(self: VectorIndex, query: np.ndarray, k: int, **kwargs: Any) -> Any:
+        breadths.append(kwargs.get("ef_search"))
+        return search(self, query, k, **kwargs)
+
+    monkeypatch.setattr(VectorIndex, "search", recorded)
+    atlas.add("a", session_id="s", embedding=basis(0))
+    atlas.add("b", session_id="s", embedding=with_cosine(0.9, 1))
+    assert breadths == [24, 24]
+    atlas.retrieve("a", session_id="s", query_embedding=basis(0))
+    assert 24 not in breadths[2:]  # retrieval searches at the index's own breadth
 
 
 def test_auto_link_threshold_and_zero_links(make_atlas: AtlasFactory) -> None:

@@ -81,6 +81,23 @@ def test_switches_to_hnsw_above_threshold_and_keeps_results() -> None:
         assert sims[0] == pytest.approx(1.0, abs=1e-4)
 
 
+def test_a_search_can_set_its_own_breadth(monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = unit_rows(80)
+    index = VectorIndex(DIM, hnsw_threshold=50, m=8, ef_search=64)
+    index.add(np.arange(80), vectors)
+    breadths: list[int] = []
+    params = VectorIndex._params
+
+    def recorded(self: VectorIndex, ef: int, scope: np.ndarray | None = None) -> object:
+        breadths.append(ef)
+        return params(self, ef, scope)
+
+    monkeypatch.setattr(VectorIndex, "_params", recorded)
+    assert index.search(vectors[5], 1, ef_search=16)[1].tolist() == [5]
+    assert index.search(vectors[5], 1)[1].tolist() == [5]
+    assert breadths == [16, 64] and index.ef_search == 64
+
+
 def test_hnsw_deletions_are_filtered_then_purged_by_rebuild() -> None:
     vectors = unit_rows(80)
     index = VectorIndex(DIM, hnsw_threshold=50, m=8, rebuild_fraction=0.25)
