@@ -737,33 +737,39 @@ def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
     """Mean shortest-path length (hops over active edges, either direction) between pairs
     of active entities that are connected; 0 with fewer than two. At most ``limit``
     entities are measured, so the check stays bounded. The active neighbours are read
-    once per call, not once per visit: the check runs after every turn that changed the
-    graph, and one search per entity over the graph's own edge lists cost a tenth of a
-    replay."""
+    once per call into lists of node numbers, not once per visit: the check runs after
+    every turn that changed the graph, and one search per entity over the graph's own edge
+    lists cost a tenth of a replay."""
     entities = [n.id for n in graph.nodes(NodeType.ENTITY)][:limit]
     if len(entities) < 2:
         return 0.0
-    active = {n.id for n in graph.nodes()}
-    neighbours: dict[str, list[str]] = {}
+    slot = {n.id: i for i, n in enumerate(graph.nodes())}  # active nodes, numbered
+    neighbours: list[list[int]] = [[] for _ in slot]
     for edge in graph.edges():
-        if edge.source in active and edge.target in active:
-            neighbours.setdefault(edge.source, []).append(edge.target)
-            neighbours.setdefault(edge.target, []).append(edge.source)
-    wanted = set(entities)
+        source, target = slot.get(edge.source), slot.get(edge.target)
+        if source is not None and target is not None:
+            neighbours[source].append(target)
+            neighbours[target].append(source)
+    wanted = [False] * len(slot)
+    for ident in entities:
+        wanted[slot[ident]] = True
     total = pairs = 0
-    for start in entities:
-        seen = {start: 0}
+    for start in (slot[ident] for ident in entities):
+        if not neighbours[start]:
+            continue  # connected to nothing: no pair
+        seen = {start}
         frontier = [start]
+        depth = 0
         while frontier:
+            depth += 1
             nxt = []
             for current in frontier:
-                for other in neighbours.get(current, ()):
+                for other in neighbours[current]:
                     if other not in seen:
-                        seen[other] = seen[current] + 1
+                        seen.add(other)
                         nxt.append(other)
+                        if wanted[other]:
+                            total += depth
+                            pairs += 1
             frontier = nxt
-        for other, hops in seen.items():
-            if other in wanted and other != start:
-                total += hops
-                pairs += 1
     return total / pairs if pairs else 0.0

@@ -114,10 +114,12 @@ def slot_values(
     namer: PrototypeClassifier | None = None,
     people: PrototypeClassifier | None = None,
     reply_to: Doc | None = None,
+    candidates: Sequence[tuple[Span, Token, str]] | None = None,
 ) -> list[SlotValue]:
     """The slot values of one text from its typed values and parse (``doc`` may be None,
     or cover only the start of a long text; ``reply_to``: the other side's turn before,
-    which names what a choice said without a verb is about)."""
+    which names what a choice said without a verb is about; ``candidates``: the text's
+    ``choice_candidates`` when the caller has found them already)."""
     taken_tokens: set[int] = set()
     if doc is not None:
         for v in values:
@@ -127,9 +129,10 @@ def slot_values(
     if doc is not None:
         found += _counts(doc, taken_tokens, speaker)
     if doc is not None and namer is not None:
-        taken = [(v.start, v.end) for v in values]
         counted = [(v.start, v.end, _as_number(v.value) is not None) for v in found if v.end]
-        found += _choices(doc, namer, speaker, taken, reply_to, counted)
+        if candidates is None:
+            candidates = choice_candidates(doc, [(v.start, v.end) for v in values], reply_to)
+        found += _choices(namer, speaker, candidates, counted)
     return _resolve_maybe(_replacements(text, found), speaker, people)
 
 
@@ -505,17 +508,14 @@ def _as_number(text: str) -> float | None:
 
 # -- free choices ----------------------------------------------------------------------
 def _choices(
-    doc: Doc,
     namer: PrototypeClassifier,
     speaker: str,
-    taken: Sequence[tuple[int, int]],
-    reply_to: Doc | None = None,
+    candidates: Sequence[tuple[Span, Token, str]],
     counted: Sequence[tuple[int, int, bool]] = (),
 ) -> list[SlotValue]:
     """Clauses that set an attribute without a typed value ("switch it to SF Express",
-    "I'd like a window seat"): each verb's object phrase, named by the nearest labelled
-    attribute example when it is close enough. Questions set nothing."""
-    candidates = choice_candidates(doc, taken, reply_to)
+    "I'd like a window seat"): each verb's object phrase (``choice_candidates``), named by
+    the nearest labelled attribute example when it is close enough. Questions set nothing."""
     if not candidates:
         return []
     texts = [text for _, _, text in candidates]
@@ -597,6 +597,7 @@ def _verbless(sentence: Span) -> list[Span]:
 
 
 _NO_CONTENT = frozenset({"INTJ", "ADV", "PUNCT", "CCONJ", "SPACE", "X"})
+_PERSONS = FIRST_PERSON | SECOND_PERSON
 
 
 def _answered(fragment: Span, reply_to: Doc | None) -> tuple[str, bool]:
@@ -628,15 +629,17 @@ def _object_phrases(sentence: Span) -> list[tuple[Token, Span]]:
     one, the object of its "to"/"with"/"by"/"via"/"for" phrase; at most ``MAX_CHOICES``."""
     found: list[tuple[Token, Span]] = []
     doc = sentence.doc
+    root = sentence.root.i  # a span's root is searched for on every read
     for verb in sentence:
-        is_verb = verb.pos_ in ("VERB", "AUX") or verb.i == sentence.root.i
-        if not is_verb or len(found) >= MAX_CHOICES:
+        if len(found) >= MAX_CHOICES:
+            break
+        if verb.pos_ not in ("VERB", "AUX") and verb.i != root:
             continue
         span = None
         for child in verb.children:
             if child.dep_ not in ("dobj", "attr", "oprd", "ccomp") or child.lower_ == "it":
                 continue
-            if child.lower_ in FIRST_PERSON | SECOND_PERSON or child.pos_ in ("VERB", "AUX"):
+            if child.lower_ in _PERSONS or child.pos_ in ("VERB", "AUX"):
                 continue
             subtree = list(child.subtree)
             span = doc[subtree[0].i : subtree[-1].i + 1]

@@ -183,8 +183,9 @@ class Extractor:
         else:
             vector = self._checked(vector, 1)[0]
         values = find_values(scanned, at)
-        self._memo.prime(_candidate_texts(doc, values, before))  # one call for its phrases
-        return self._facts(text, scanned, doc, vector, speaker, at, values, before)
+        phrases = _Phrases.of(doc, values, before)
+        self._memo.prime(phrases.texts())  # one call for its phrases
+        return self._facts(text, scanned, doc, vector, speaker, at, values, before, phrases)
 
     def extract_many(
         self,
@@ -210,19 +211,15 @@ class Extractor:
             else None
             for row, i in enumerate(live)
         ]  # fmt: skip
-        self._memo.prime(
-            [
-                text
-                for row, i in enumerate(live)
-                for text in _candidate_texts(docs[row], values[i], before[row])
-            ]
-        )
+        phrases = [_Phrases.of(docs[row], values[i], before[row]) for row, i in enumerate(live)]
+        self._memo.prime([text for found in phrases for text in found.texts()])
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
             out[i] = self._facts(
-                text, scanned[i], docs[row], given[i], speaker, at, values[i], before[row]
-            )
+                text, scanned[i], docs[row], given[i], speaker, at, values[i], before[row],
+                phrases[row],
+            )  # fmt: skip
         return out
 
     def _checked(self, vectors: np.ndarray, rows: int) -> np.ndarray:
@@ -249,7 +246,8 @@ class Extractor:
         speaker: str,
         at: float | None,
         values: Sequence[Value],
-        reply_to: Doc | None = None,
+        reply_to: Doc | None,
+        phrases: _Phrases,
     ) -> TurnFacts:
         intents = self._intents.best_per_label(vector)
         chat = intents.pop(labels.SMALL_TALK)  # read apart: small talk is not an intent
@@ -258,7 +256,7 @@ class Extractor:
         forget_unsure = intent.label == labels.FORGET and intent.similarity < FORGET_MIN_SIMILARITY
         if intent.similarity < INTENT_MIN_SIMILARITY or forget_unsure:
             intent = Nearest(labels.STATE, intent.similarity, None, -1.0)
-        commanded, command_verb = self._command(doc)
+        commanded, command_verb = self._command(phrases.commands)
         strong = (labels.FORGET, labels.CANCEL)
         if commanded is not None and commanded.label in strong:
             if intent.label not in strong or commanded.similarity > intent.similarity:
@@ -275,6 +273,7 @@ class Extractor:
             namer=self._namer,
             people=self._people,
             reply_to=reply_to,
+            candidates=phrases.choices,
         )
         return TurnFacts(
             text=text,
@@ -293,11 +292,10 @@ class Extractor:
             small_talk=small_talk,
         )
 
-    def _command(self, doc: Doc) -> tuple[Nearest | None, Token | None]:
+    def _command(self, clauses: Sequence[tuple[Token, str]]) -> tuple[Nearest | None, Token | None]:
         """An imperative clause inside a longer turn ("nvm forget the candle thing, she'll
         hate it"): its verb classified alone (forget, cancel or another action), so the
         rest of the turn does not dilute it; None when no verb is clearly one of them."""
-        clauses = command_clauses(doc)
         if not clauses:
             return None, None
         spans = [text for _, text in clauses]
@@ -315,6 +313,8 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
     text their action is classified by: the verb and its particle, without the object."""
     clauses = []
     for verb in doc:
+        if verb.tag_ not in ("VB", "VBP"):  # checked first: a token's children are costly
+            continue
         obj = next(
             (
                 c
@@ -323,10 +323,12 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
             ),
             None,
         )
+        if obj is None or obj.i <= verb.i:
+            continue
         told = any(
             c.dep_ == "aux" or (c.dep_ == "nsubj" and c.pos_ == "PRON") for c in verb.children
         )
-        if verb.tag_ in ("VB", "VBP") and obj is not None and not told and obj.i > verb.i:
+        if not told:
             particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
             clauses.append((verb, f"{verb.lemma_.lower()} {particle}".strip()))
     return clauses[:MAX_COMMANDS]
@@ -406,11 +408,23 @@ class _RecentParses:
         return doc
 
 
-def _candidate_texts(doc: Doc, values: Sequence[Value], reply_to: Doc | None = None) -> list[str]:
-    taken = [(v.start, v.end) for v in values]
-    return [text for _, _, text in choice_candidates(doc, taken, reply_to)] + [
-        text for _, text in command_clauses(doc)
-    ]
+@dataclass(frozen=True, slots=True)
+class _Phrases:
+    """A turn's candidate phrases, found once: embedded ahead in one call (a replay's in
+    one call for all its turns), then classified from the memory."""
+
+    choices: list[tuple[Span, Token, str]]
+    """Object phrases that may be free choices (``choice_candidates``)."""
+    commands: list[tuple[Token, str]]
+    """Imperative verbs (``command_clauses``)."""
+
+    @classmethod
+    def of(cls, doc: Doc, values: Sequence[Value], reply_to: Doc | None) -> _Phrases:
+        taken = [(v.start, v.end) for v in values]
+        return cls(choice_candidates(doc, taken, reply_to), command_clauses(doc))
+
+    def texts(self) -> list[str]:
+        return [text for _, _, text in self.choices] + [text for _, text in self.commands]
 
 
 def _is_goal(goal: Nearest) -> bool:
