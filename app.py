@@ -4,12 +4,18 @@ A thin entrypoint: page files live in ``pages/``, everything they compute in
 ``memory_core.dashboard``.
 """
 
+from pathlib import Path
+
 import streamlit as st
 
+import memory_core.dashboard.ui as dashboard_ui
 from memory_core.dashboard.access import exposure_refusal
 from memory_core.dashboard.ui.sidebar import render_sidebar
 
-st.set_page_config(page_title="Elastic Atlas", page_icon=":material/hub:", layout="wide")
+# The tab icon is a file Streamlit serves itself: a ":material/...:" page icon makes the
+# browser fetch it from fonts.gstatic.com, and the dashboard must work offline.
+ICON = Path(dashboard_ui.__file__).with_name("atlas_icon.png")
+st.set_page_config(page_title="Elastic Atlas", page_icon=str(ICON), layout="wide")
 refusal = exposure_refusal(st.get_option("server.address"))
 if refusal is not None:
     st.error(refusal)

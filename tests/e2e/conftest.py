@@ -7,8 +7,9 @@ chromium``); Playwright is never allowed to download a browser.
 
 When a browser test fails, every server still running is asked for the stacks of all
 its threads (``SIGUSR1``, see ``memory_core.dashboard.stack_dumps``) and the tail of its
-log, dump included, is attached to the failure's report: a page stuck on its last
-render shows there which thread waits for what.
+log, dump included, is attached to the failure's report, and so is what each open tab
+of the test's browser says (its address, whether its script runs, its console and page
+errors): a page stuck on its last render shows there which side waits for what.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP_TIMEOUT = 90.0
@@ -51,6 +53,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.sections.append(
             (f"server {proc.pid} log tail, thread stacks at failure", "\n".join(tail))
         )
+    browser = item.funcargs.get("browser") if isinstance(item, pytest.Function) else None
+    if isinstance(browser, Browser):
+        report.sections.append(("browser tabs at failure", _tabs_report(browser)))
+
+
+def _tabs_report(browser: Browser) -> str:
+    """Each open tab: address, the app's script state, console messages and page errors."""
+    lines = []
+    for context in browser.contexts:
+        for tab in context.pages:
+            try:
+                state = tab.evaluate(
+                    "document.querySelector('[data-testid=stApp]')"
+                    "?.getAttribute('data-test-script-state') ?? 'no app'"
+                )
+                lines.append(f"tab {tab.url} · script state {state}")
+                lines += [f"  console {m.type}: {m.text}" for m in tab.console_messages()]
+                lines += [f"  page error: {e}" for e in tab.page_errors()]
+            except PlaywrightError as exc:  # a tab closing meanwhile is no reason to hide the rest
+                lines.append(f"tab {tab.url}: not readable ({exc})")
+    return "\n".join(lines) or "no open tabs"
 
 
 def _free_port() -> int:
@@ -146,8 +169,21 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    tab = context.new_page()
-    yield tab
-    context.close()
+def tabs(browser: Browser) -> Iterator[Callable[[], Page]]:
+    """Opens a tab in a browser context of its own (a browser session of its own to the
+    server); every one is closed after the test's report, so a failure's report can
+    still read them."""
+    contexts: list[BrowserContext] = []
+
+    def open_tab() -> Page:
+        contexts.append(browser.new_context(viewport={"width": 1440, "height": 1000}))
+        return contexts[-1].new_page()
+
+    yield open_tab
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def page(tabs: Callable[[], Page]) -> Page:
+    return tabs()

@@ -122,6 +122,15 @@ def rises(values: list[int]) -> int:
 
 
 def test_every_page_renders_screenshots(server: str, page: Page) -> None:
+    offsite: list[str] = []  # the dashboard works offline: nothing may leave the server
+    page.on(
+        "request",
+        lambda request: (
+            None
+            if request.url.startswith((server, "data:", "blob:", "about:"))
+            else offsite.append(request.url)
+        ),
+    )
     open_page(page, server, "demo_player")
     # a demo started by the previous test's tab plays "in another session" for this one
     progress = page.get_by_text(
@@ -155,6 +164,7 @@ def test_every_page_renders_screenshots(server: str, page: Page) -> None:
             open_page(page, server, slug)  # fresh render: the write form folded away
             review_accept_and_undo(page)
         shoot(page, slug)
+    assert not offsite, f"requests left the dashboard's server: {sorted(set(offsite))}"
 
 
 def test_clicking_a_node_inspects_it(server: str, page: Page) -> None:

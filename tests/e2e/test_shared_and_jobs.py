@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from benchmarks.idle_pages_bench import APP_READY, PAGES, RerunCounter, open_at_rest
 
@@ -70,115 +70,101 @@ def wait_ready(page: Page) -> None:
     page.wait_for_selector(APP_READY, timeout=WAIT)
 
 
-def new_page(browser: Browser) -> Page:
-    return browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-
-
-def test_pages_at_rest_do_not_rerun(served: tuple[str, str], browser: Browser) -> None:
+def test_pages_at_rest_do_not_rerun(served: tuple[str, str], tabs: Callable[[], Page]) -> None:
     url, _ = served
-    page = new_page(browser)
+    page = tabs()
     counter = RerunCounter(page)
-    try:
-        counts = {}
-        for slug in PAGES:
-            open_at_rest(page, url, slug)
-            page.wait_for_timeout(300)  # the first run's own follow-up settles
-            counter.reset()
-            page.wait_for_timeout(REST_SECONDS * 1000)  # measured window, not a sync wait
-            counts[slug] = counter.reset()
-        assert all(full == 0 for full, _ in counts.values()), counts
-        at_rest = {s: f for s, (_, f) in counts.items() if s not in SHARED_PAGES}
-        assert set(at_rest.values()) == {0}, counts  # A/B tuning included
-        assert all(counts[s][1] <= 1 for s in SHARED_PAGES), counts  # one watch per 10 s
-    finally:
-        page.context.close()
+    counts = {}
+    for slug in PAGES:
+        open_at_rest(page, url, slug)
+        page.wait_for_timeout(300)  # the first run's own follow-up settles
+        counter.reset()
+        page.wait_for_timeout(REST_SECONDS * 1000)  # measured window, not a sync wait
+        counts[slug] = counter.reset()
+    assert all(full == 0 for full, _ in counts.values()), counts
+    at_rest = {s: f for s, (_, f) in counts.items() if s not in SHARED_PAGES}
+    assert set(at_rest.values()) == {0}, counts  # A/B tuning included
+    assert all(counts[s][1] <= 1 for s in SHARED_PAGES), counts  # one watch per 10 s
 
 
 def test_a_second_browser_follows_the_demo_and_the_playground(
-    served: tuple[str, str], browser: Browser
+    served: tuple[str, str], tabs: Callable[[], Page]
 ) -> None:
     url, _ = served
-    a, b = new_page(browser), new_page(browser)
-    try:
-        open_at_rest(b, url, "demo_player")  # B looks at rest, before A does anything
-        expect(b.get_by_text(re.compile(r"^(ready|paused|finished) · turn"))).to_be_visible(
-            timeout=WAIT
-        )
-        open_at_rest(a, url, "demo_player")
-        a.get_by_role("button", name="Play", exact=True).click()
-        expect(b.get_by_text(re.compile(r"^the demo plays in another session"))).to_be_visible(
-            timeout=WAIT
-        )
-        wait_ready(a)
-        a.get_by_role("button", name="Pause", exact=True).click()
-        expect(b.get_by_text(re.compile(r"^(paused|finished) · turn"))).to_be_visible(timeout=WAIT)
-        b.screenshot(path=str(ROOT / "artifacts" / "demo_followed_elsewhere.png"))
-        open_at_rest(b, url, "live_graph")
-        open_at_rest(a, url, "playground")
-        b.screenshot(path=str(ROOT / "artifacts" / "live_graph_shared.png"))
-        a.get_by_role("textbox", name=re.compile("Tell the memory")).fill("the blue umbrella")
-        a.keyboard.press("Enter")
-        expect(
-            b.get_by_text("another browser session wrote a message in session playground")
-        ).to_be_visible(timeout=WAIT)
-        b.screenshot(path=str(ROOT / "artifacts" / "live_graph_followed.png"))
-    finally:
-        a.context.close()
-        b.context.close()
+    a, b = tabs(), tabs()
+    open_at_rest(b, url, "demo_player")  # B looks at rest, before A does anything
+    expect(b.get_by_text(re.compile(r"^(ready|paused|finished) · turn"))).to_be_visible(
+        timeout=WAIT
+    )
+    open_at_rest(a, url, "demo_player")
+    a.get_by_role("button", name="Play", exact=True).click()
+    expect(b.get_by_text(re.compile(r"^the demo plays in another session"))).to_be_visible(
+        timeout=WAIT
+    )
+    wait_ready(a)
+    a.get_by_role("button", name="Pause", exact=True).click()
+    expect(b.get_by_text(re.compile(r"^(paused|finished) · turn"))).to_be_visible(timeout=WAIT)
+    b.screenshot(path=str(ROOT / "artifacts" / "demo_followed_elsewhere.png"))
+    open_at_rest(b, url, "live_graph")
+    open_at_rest(a, url, "playground")
+    b.screenshot(path=str(ROOT / "artifacts" / "live_graph_shared.png"))
+    a.get_by_role("textbox", name=re.compile("Tell the memory")).fill("the blue umbrella")
+    a.keyboard.press("Enter")
+    expect(
+        b.get_by_text("another browser session wrote a message in session playground")
+    ).to_be_visible(timeout=WAIT)
+    b.screenshot(path=str(ROOT / "artifacts" / "live_graph_followed.png"))
 
 
-def test_reload_reattaches_to_each_long_job(served: tuple[str, str], browser: Browser) -> None:
+def test_reload_reattaches_to_each_long_job(
+    served: tuple[str, str], tabs: Callable[[], Page]
+) -> None:
     url, fact = served
-    page = new_page(browser)
-    try:
-        # A/B run over the three smallest conversations, one of them broken
-        open_at_rest(page, url, "ab_tuning")
-        page.get_by_role("button", name="Run A/B").click()
-        expect(page.get_by_text("Started by you", exact=False).first).to_be_visible(timeout=WAIT)
-        page.reload()  # a new browser session: it re-attaches to the same job
-        page.wait_for_selector("h1", timeout=WAIT)
-        expect(page.get_by_text("Started by another browser session").first).to_be_visible(
-            timeout=WAIT
-        )
-        expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=WAIT)
-        failure = page.get_by_text("Left out: conversation huge-probe:", exact=False)
-        expect(failure).to_contain_text(f"key fact {fact}")
-        wait_ready(page)
-        failure.scroll_into_view_if_needed()
-        page.screenshot(path=str(ROOT / "artifacts" / "ab_tuning_job.png"))
-        expect(page.get_by_role("button", name="Run A/B")).to_be_enabled()
-        expect(page.get_by_role("button", name="Stop", exact=True)).to_be_disabled()
-        # a 2-trial sweep
-        page.get_by_role("tab", name="Optuna sweep").click()
-        page.get_by_label("Trials").fill("2")
-        page.get_by_label("Trials").press("Enter")
-        wait_ready(page)
-        page.get_by_role("button", name="Run sweep").click()
-        expect(page.get_by_text(re.compile(r"of 2 trials"))).to_be_visible(timeout=WAIT)
-        page.reload()
-        page.wait_for_selector("h1", timeout=WAIT)
-        # drawn in the sweep tab, whichever tab the finished job's rerun leaves open
-        expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_attached(timeout=WAIT)
-        wait_ready(page)
-        page.get_by_role("tab", name="Optuna sweep").click()
-        expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_visible(timeout=WAIT)
-        expect(page.get_by_role("button", name="Export trial as TOML")).to_be_visible(timeout=WAIT)
-        expect(page.get_by_role("button", name="Run sweep")).to_be_enabled()
-        # a conflict scan
-        open_at_rest(page, url, "conflict_review")
-        page.get_by_text("Write a memory through the conflict guard").click()
-        page.get_by_role("button", name="Scan the atlas for contradictions").click()
-        expect(page.get_by_text("Started by you", exact=False)).to_be_visible(timeout=WAIT)
-        page.reload()
-        page.wait_for_selector("h1", timeout=WAIT)
-        wait_ready(page)
-        page.get_by_text("Write a memory through the conflict guard").click()
-        expect(
-            page.get_by_text(re.compile(r"The scan queued \d+ contradicting pairs"))
-        ).to_be_visible(timeout=WAIT)
-        expect(page.get_by_text("Started by another browser session; done.")).to_be_visible()
-        page.get_by_test_id("stExpander").first.screenshot(
-            path=str(ROOT / "artifacts" / "conflict_scan_job.png")
-        )
-    finally:
-        page.context.close()
+    page = tabs()
+    # A/B run over the three smallest conversations, one of them broken
+    open_at_rest(page, url, "ab_tuning")
+    page.get_by_role("button", name="Run A/B").click()
+    expect(page.get_by_text("Started by you", exact=False).first).to_be_visible(timeout=WAIT)
+    page.reload()  # a new browser session: it re-attaches to the same job
+    page.wait_for_selector("h1", timeout=WAIT)
+    expect(page.get_by_text("Started by another browser session").first).to_be_visible(timeout=WAIT)
+    expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=WAIT)
+    failure = page.get_by_text("Left out: conversation huge-probe:", exact=False)
+    expect(failure).to_contain_text(f"key fact {fact}")
+    wait_ready(page)
+    failure.scroll_into_view_if_needed()
+    page.screenshot(path=str(ROOT / "artifacts" / "ab_tuning_job.png"))
+    expect(page.get_by_role("button", name="Run A/B")).to_be_enabled()
+    expect(page.get_by_role("button", name="Stop", exact=True)).to_be_disabled()
+    # a 2-trial sweep
+    page.get_by_role("tab", name="Optuna sweep").click()
+    page.get_by_label("Trials").fill("2")
+    page.get_by_label("Trials").press("Enter")
+    wait_ready(page)
+    page.get_by_role("button", name="Run sweep").click()
+    expect(page.get_by_text(re.compile(r"of 2 trials"))).to_be_visible(timeout=WAIT)
+    page.reload()
+    page.wait_for_selector("h1", timeout=WAIT)
+    # drawn in the sweep tab, whichever tab the finished job's rerun leaves open
+    expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_attached(timeout=WAIT)
+    wait_ready(page)
+    page.get_by_role("tab", name="Optuna sweep").click()
+    expect(page.get_by_text(re.compile(r"done · 2 of 2 trials"))).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("button", name="Export trial as TOML")).to_be_visible(timeout=WAIT)
+    expect(page.get_by_role("button", name="Run sweep")).to_be_enabled()
+    # a conflict scan
+    open_at_rest(page, url, "conflict_review")
+    page.get_by_text("Write a memory through the conflict guard").click()
+    page.get_by_role("button", name="Scan the atlas for contradictions").click()
+    expect(page.get_by_text("Started by you", exact=False)).to_be_visible(timeout=WAIT)
+    page.reload()
+    page.wait_for_selector("h1", timeout=WAIT)
+    wait_ready(page)
+    page.get_by_text("Write a memory through the conflict guard").click()
+    expect(page.get_by_text(re.compile(r"The scan queued \d+ contradicting pairs"))).to_be_visible(
+        timeout=WAIT
+    )
+    expect(page.get_by_text("Started by another browser session; done.")).to_be_visible()
+    page.get_by_test_id("stExpander").first.screenshot(
+        path=str(ROOT / "artifacts" / "conflict_scan_job.png")
+    )
