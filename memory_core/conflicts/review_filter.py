@@ -8,9 +8,14 @@ statements are the record a reviewer settles, so in a conversation (memories tha
 their speaker) a pair is queued only when one speaker, other than the assistant, said
 both sides: two people may disagree without either contradicting themselves, and an
 assistant's turn restates, confirms or acts on the user's. Memories without a speaker
-(facts written by an application) are all compared. Questions and acknowledgements state
-nothing and never reach here: the judge compares them only through the values they
-presuppose. A change seen once is not queued again from another pair of turns.
+(facts written by an application) are all compared. A summary (a session summary, an
+episode) restates the turns it covers, so a pair with a summary on either side is not
+queued: a change between two summaries of the same conversation is a change between its
+turns, and the scan finds it there, with the speaker and the words the user said
+(otherwise the demo's two session summaries made a "name changed: 'Happy' -> 'Clear'" item
+out of two greetings). Questions and acknowledgements state nothing and never reach here:
+the judge compares them only through the values they presuppose. A change seen once is
+not queued again from another pair of turns.
 """
 
 from __future__ import annotations
@@ -20,16 +25,20 @@ from collections.abc import Callable
 
 from memory_core.conflicts.speakers import ASSISTANT, speaker_of
 from memory_core.conflicts.verdict import Verdict
-from memory_core.engine.model import MemoryNode
+from memory_core.engine.model import MemoryKind, MemoryNode
 
 ScanProgress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` while a scan runs (memories scanned so far)."""
 
 _TERM = re.compile(r"[0-9][0-9,.]*[0-9]|[0-9]|[^\W\d_]+")
+RESTATEMENTS = frozenset({MemoryKind.SUMMARY, MemoryKind.EPISODIC})
+"""Kinds of memory that restate other memories (session summaries, the rules' episodes)."""
 
 
 def worth_review(old: MemoryNode, new: MemoryNode) -> bool:
     """Whether a contradicting pair is one a person would settle (see module doc)."""
+    if old.kind in RESTATEMENTS or new.kind in RESTATEMENTS:
+        return False
     left, right = speaker_of(old.metadata), speaker_of(new.metadata)
     if left is None and right is None:
         return True

@@ -102,15 +102,21 @@ def job_caption(job: BackgroundJob[Any], viewer: str) -> str:
 class ScanJob(BackgroundJob[int]):
     """Queues every contradiction among the active memories, one session at a time.
 
-    The result is how many items the scan queued; a session whose scan failed is named in
-    ``failures`` with the error, the other sessions are still scanned.
+    The result is how many items the scan queued, each counted once: a pair across two
+    sessions of one user is found from both, and the queue keeps one item for it (the
+    page's "queued N" must match the items a reviewer then sees). A session whose scan
+    failed is named in ``failures`` with the error, the other sessions are still scanned.
     """
 
     def __init__(self, guard: ConflictGuard, sessions: Sequence[str] | None = None) -> None:
         self.guard = guard
         self.sessions = tuple(sorted(guard.atlas.sessions()) if sessions is None else sessions)
-        self.queued = 0
+        self._queued: set[str] = set()
         self._start("atlas-conflict-scan")
+
+    @property
+    def queued(self) -> int:
+        return len(self._queued)
 
     def _run(self) -> int:
         total = len(self.sessions)
@@ -118,7 +124,7 @@ class ScanJob(BackgroundJob[int]):
             self.checkpoint()
             self.stage = f"scanning session {session_id} ({i + 1} of {total})"
             try:
-                self.queued += len(self.guard.scan(session_id))
+                self._queued.update(item.id for item in self.guard.scan(session_id))
             except AtlasError as exc:
                 self.failures.append(f"session {session_id}: {exc}")
             self._progress = (i + 1) / total

@@ -9,6 +9,7 @@ from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.review_filter import change_key, worth_review
 from memory_core.conflicts.speakers import speaker_of, utterance
 from memory_core.conflicts.verdict import Span, Verdict
+from memory_core.engine.model import MemoryKind
 
 USER = {"speaker": "user", "user_id": "ana"}
 ASSISTANT = {"speaker": "assistant", "user_id": "ana"}
@@ -41,6 +42,19 @@ def test_only_one_non_assistant_speakers_pairs_are_worth_review(
     assert not worth_review(bot, bot)
     assert not worth_review(user_a, other)  # two people may disagree
     assert worth_review(plain, plain_b)  # application facts name no speaker
+
+
+def test_a_summary_on_either_side_is_not_worth_review(atlas: ElasticMemoryAtlas, tick: Any) -> None:
+    first = said(atlas, "Happy to help with Munich.", USER, tick)
+    second = said(atlas, "Clear, the Zurich workshop first.", USER, tick)
+    summary = atlas.summarize_nodes("trip", [first, second], kind=MemoryKind.SUMMARY)
+    episode = atlas.summarize_nodes("trip", [first, second], kind=MemoryKind.EPISODIC)
+    assert summary is not None and episode is not None
+    turn = atlas.get(second)
+    assert worth_review(atlas.get(first), turn)
+    assert not worth_review(summary, episode)
+    assert not worth_review(summary, turn)
+    assert not worth_review(turn, episode)
 
 
 def test_one_change_has_one_key_however_it_is_written() -> None:

@@ -171,6 +171,20 @@ def test_a_scan_names_a_failing_session_and_queues_the_others() -> None:
     assert guard.queue.counts().open == 1
 
 
+def test_a_pair_across_two_sessions_of_one_user_is_counted_once() -> None:
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(memory_watermark=1.0), embedder=HashingEmbedder(64), clock=ManualClock(1e9)
+    )
+    guard = ConflictGuard(atlas)
+    ana = {"user_id": "ana"}
+    atlas.add("The budget is 5000 euros.", session_id="monday", metadata=ana)
+    atlas.add("The budget is now 6000 euros.", session_id="friday", metadata=ana)
+    job = JobRegistry().start(SCAN, lambda: ScanJob(guard), ANA)
+    job.wait(30)
+    assert guard.queue.counts().open == 1  # found from either session, queued once
+    assert job.result == 1  # what the page says it queued is what the reviewer sees
+
+
 def test_shared_activity_says_who_changed_what_and_when() -> None:
     now = [1000.0]
     activity = SharedActivity(clock=lambda: now[0])
