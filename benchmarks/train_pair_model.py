@@ -39,8 +39,12 @@ TRAINING_SETS = (
     "conflict_pairs_fresh.jsonl",
     "conflict_pairs_holdout.jsonl",
     "conflict_pairs_long_turns.jsonl",
+    "conflict_pairs_training_more.jsonl",
 )
-"""The project's older sets; the independent sets are never read here."""
+"""The project's own sets; the independent sets are never read here. The last one
+(issue #27, session 8) was written per life dimension, each pair on its own (no shared
+anchor statement), casual, assistant-memory and mixed (a stored memory against a chat
+turn); see docs/conflicts.md."""
 SELECTION_SETS = ("conflict_pairs_scenarios.jsonl",)
 """Scored by the model trained on :data:`TRAINING_SETS`, never trained on (issue #27, third
 pass). The claim rules were written against the training sets, so their held-out curve
