@@ -17,8 +17,6 @@ is judged many times; only new text costs a model run).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +24,7 @@ import numpy as np
 
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.prototypes import PrototypeClassifier
+from memory_core.embedding.recent import RecentCache
 
 SLOT_EXAMPLES: dict[str, tuple[str, ...]] = {
     "home": ("I live in a small town.", "My home is in the city.", "I moved to a new city."),
@@ -96,18 +95,17 @@ class SlotReading:
 
 
 class SlotReader:
-    """Types texts by slot with a sentence embedder; vectors cached per text, batched.
+    """Types texts by slot with a sentence embedder; readings kept per text (the most
+    recently used ``capacity``), batched.
 
-    Thread-safe: the cache is guarded by a lock, model calls run outside it.
+    Thread-safe: model calls run outside the memory's lock.
     """
 
-    __slots__ = ("_cache", "_capacity", "_classifier", "_lock")
+    __slots__ = ("_cache", "_classifier")
 
     def __init__(self, embedder: Embedder, *, capacity: int = 16384) -> None:
         self._classifier = PrototypeClassifier(embedder, SLOT_EXAMPLES)
-        self._cache: OrderedDict[str, SlotReading] = OrderedDict()
-        self._capacity = capacity
-        self._lock = threading.Lock()
+        self._cache: RecentCache[SlotReading] = RecentCache(capacity)
 
     @property
     def embedder(self) -> Embedder:
@@ -115,18 +113,11 @@ class SlotReader:
 
     def read(self, texts: Sequence[str]) -> list[SlotReading]:
         """The reading of every text; the texts not seen before are embedded in one call."""
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        missing = self._cache.missing(texts)
         if missing:
             vectors = embed_checked(self._classifier.embedder, missing)
-            readings = [self._reading(v) for v in vectors]
-            with self._lock:
-                for text, reading in zip(missing, readings, strict=True):
-                    self._cache[text] = reading
-                while len(self._cache) > self._capacity:
-                    self._cache.popitem(last=False)
-        with self._lock:
-            found = [self._cache.get(text) for text in texts]
+            self._cache.put_many(zip(missing, map(self._reading, vectors), strict=True))
+        found = self._cache.get_many(texts)
         # a text evicted by a concurrent batch is read again alone
         return [
             r if r is not None else self._reading(embed_checked(self.embedder, [t])[0])
@@ -138,13 +129,12 @@ class SlotReader:
         so they cost no model run here; ignored unless ``model`` is this reader's model."""
         if model != self.embedder.name:
             return
-        with self._lock:
-            fresh = [(t, v) for t, v in zip(texts, vectors, strict=True) if t not in self._cache]
-        readings = [(t, self._reading(np.asarray(v, dtype=np.float32))) for t, v in fresh]
-        with self._lock:
-            self._cache.update(readings)
-            while len(self._cache) > self._capacity:
-                self._cache.popitem(last=False)
+        new = set(self._cache.missing(texts))
+        self._cache.put_many(
+            (t, self._reading(np.asarray(v, dtype=np.float32)))
+            for t, v in zip(texts, vectors, strict=True)
+            if t in new
+        )
 
     def _reading(self, vector: np.ndarray) -> SlotReading:
         nearest = self._classifier.nearest_vector(vector)

@@ -30,11 +30,16 @@ from memory_core.context.extract.slots import (
 )
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier, nearest_of
+from memory_core.embedding.recent import RecentEmbedder
 from memory_core.errors import InputError
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
+PHRASE_MEMORY = 20_000
+"""Candidate phrases the extractor keeps the vectors of: a replay embeds all its phrases
+in one call and the classifiers then find them; a live agent embeds a phrasing it has met
+before ("make it", "Thanks", "keep up") once."""
 MAX_SCAN_CHARS = 8_000
 """Longest part of a turn the regular expressions read (the parser reads less)."""
 INTENT_MIN_SIMILARITY = 0.35
@@ -106,11 +111,11 @@ class Extractor:
         "_commands",
         "_goals",
         "_intents",
-        "_memo",
         "_namer",
         "_parse",
         "_parse_many",
         "_people",
+        "_phrase_vectors",
         "embedder",
     )
 
@@ -124,9 +129,9 @@ class Extractor:
         self.embedder = embedder
         self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
         self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
-        self._memo = _Memo(embedder)  # candidate phrases: one embedding call per replay
-        self._namer = PrototypeClassifier(self._memo, labels.SLOT_EXAMPLES)
-        self._commands = PrototypeClassifier(self._memo, labels.COMMAND_EXAMPLES)
+        self._phrase_vectors = RecentEmbedder(embedder, capacity=PHRASE_MEMORY)
+        self._namer = PrototypeClassifier(self._phrase_vectors, labels.SLOT_EXAMPLES)
+        self._commands = PrototypeClassifier(self._phrase_vectors, labels.COMMAND_EXAMPLES)
         self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
         self._parse = _RecentParses(parser or parse)
         self._parse_many = parser_many or (
@@ -184,7 +189,7 @@ class Extractor:
             vector = self._checked(vector, 1)[0]
         values = find_values(scanned, at)
         phrases = _Phrases.of(doc, values, before)
-        self._memo.prime(phrases.texts())  # one call for its phrases
+        self._phrase_vectors.prime(phrases.texts())  # one call for its phrases
         return self._facts(text, scanned, doc, vector, speaker, at, values, before, phrases)
 
     def extract_many(
@@ -212,7 +217,7 @@ class Extractor:
             for row, i in enumerate(live)
         ]  # fmt: skip
         phrases = [_Phrases.of(docs[row], values[i], before[row]) for row, i in enumerate(live)]
-        self._memo.prime([text for found in phrases for text in found.texts()])
+        self._phrase_vectors.prime([text for found in phrases for text in found.texts()])
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
@@ -332,53 +337,6 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
             particle = " ".join(c.lower_ for c in verb.children if c.dep_ == "prt")
             clauses.append((verb, f"{verb.lemma_.lower()} {particle}".strip()))
     return clauses[:MAX_COMMANDS]
-
-
-class _Memo:
-    """The extractor's embedder with a bounded memory of texts already embedded, so a
-    replay embeds every turn's candidate phrases in one call (``prime``) and the
-    classifiers then find them, and a live agent embeds a phrasing it has met before
-    ("make it", "Thanks", "keep up") once. When full, the texts used longest ago go."""
-
-    __slots__ = ("_inner", "_lock", "_seen")
-
-    LIMIT = 20_000
-
-    def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
-        self._seen: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        return self._inner.name
-
-    @property
-    def dim(self) -> int:
-        return self._inner.dim
-
-    def prime(self, texts: Sequence[str]) -> None:
-        with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._seen))
-        if not missing:
-            return
-        vectors = embed_checked(self._inner, missing)
-        with self._lock:
-            self._seen.update(zip(missing, vectors, strict=True))
-            while len(self._seen) > self.LIMIT:
-                self._seen.popitem(last=False)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.prime(texts)
-        found = []
-        with self._lock:
-            for text in texts:
-                if text in self._seen:
-                    self._seen.move_to_end(text)
-                    found.append(self._seen[text])
-        if len(found) < len(texts):  # more texts than the memory holds
-            return embed_checked(self._inner, list(texts))
-        return np.stack(found)
 
 
 class _RecentParses:

@@ -1,33 +1,38 @@
-"""The extractor's memory of embedded phrases (``turn._Memo``): a phrase met before does
-not reach the model again, and a full memory lets go of the phrases used longest ago, not
-of everything."""
+"""The extractor's memory of embedded phrases (``embedding.recent.RecentEmbedder``): a
+phrase met before does not reach the model again, and a full memory lets go of the
+phrases used longest ago, not of everything."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from support.embedders import CallRecordingEmbedder
 
-from memory_core.context.extract.turn import _Memo
 from memory_core.embedding.base import embed_checked
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.embedding.recent import RecentCache, RecentEmbedder
 
 
 def test_a_phrase_met_before_is_not_embedded_again() -> None:
     model = CallRecordingEmbedder(HashingEmbedder())
-    memo = _Memo(model)
+    memo = RecentEmbedder(model, capacity=100)
     first = memo.embed(["make it", "Thanks", "make it"])
     again = memo.embed(["Thanks", "make it"])
     assert model.calls == [["make it", "Thanks"]]
     assert np.array_equal(again, first[[1, 0]])
 
 
-def test_a_full_memory_lets_go_of_the_phrase_used_longest_ago(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(_Memo, "LIMIT", 2)
+def test_primed_phrases_are_embedded_in_one_call_and_then_looked_up() -> None:
     model = CallRecordingEmbedder(HashingEmbedder())
-    memo = _Memo(model)
+    memo = RecentEmbedder(model, capacity=100)
+    memo.prime(["take off", "a window seat", "take off"])
+    memo.embed(["a window seat"])
+    memo.embed(["take off"])
+    assert model.calls == [["take off", "a window seat"]]
+
+
+def test_a_full_memory_lets_go_of_the_phrase_used_longest_ago() -> None:
+    model = CallRecordingEmbedder(HashingEmbedder())
+    memo = RecentEmbedder(model, capacity=2)
     for text in ("keep up", "Thanks", "keep up", "make it"):  # "Thanks": used longest ago
         memo.embed([text])
     model.calls.clear()
@@ -37,10 +42,17 @@ def test_a_full_memory_lets_go_of_the_phrase_used_longest_ago(
     assert model.calls == [["Thanks"]]
 
 
-def test_more_texts_than_the_memory_holds_are_still_all_embedded(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(_Memo, "LIMIT", 2)
+def test_more_texts_than_the_memory_holds_are_still_all_embedded() -> None:
     texts = ["a pool", "a cat", "first class"]
-    vectors = _Memo(HashingEmbedder()).embed(texts)
+    vectors = RecentEmbedder(HashingEmbedder(), capacity=2).embed(texts)
     assert np.array_equal(vectors, embed_checked(HashingEmbedder(), texts))
+
+
+def test_a_lookup_keeps_a_value_in_the_cache() -> None:
+    cache: RecentCache[int] = RecentCache(2)
+    cache.put_many([("a", 1), ("b", 2)])
+    assert cache.get_many(["a", "z"]) == [1, None]  # "a" used: "b" is now the oldest
+    cache.put_many([("c", 3)])
+    assert cache.get_many(["a", "b", "c"]) == [1, None, 3]
+    assert cache.missing(["b", "a", "b"]) == ["b"]
+    assert len(cache) == 2
