@@ -44,9 +44,15 @@ from typing import Any
 
 import numpy as np
 
+from memory_core.engine import overlap
 from memory_core.engine.decay import composite_weight
 from memory_core.engine.state import AtlasState, SessionState
 from memory_core.engine.table import ACTIVE_CODE
+
+OVERLAP_FROM = 8192
+"""Atlases with this many vectors search the vector index on a helper thread while BM25
+scores on the caller's (``overlap``); below it the searches are too short for the
+hand-off to pay."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,8 +96,11 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     if query.session_id is not None and not query.cross_session and home is None:
         return _empty()
 
-    dense_slots, dense_sims = _dense(state, scope, query, now)
-    lex_slots, lex_scores = _lexical(state, scope, query, now)
+    (dense_slots, dense_sims), (lex_slots, lex_scores) = overlap.both(
+        lambda: _dense(state, scope, query, now),
+        lambda: _lexical(state, scope, query, now),
+        overlap=len(state.vectors) >= OVERLAP_FROM,
+    )
 
     fused_slots, fused = _fuse((dense_slots, lex_slots), cfg.rrf_k)
     graph_slots, graph_scores = np.empty(0, np.int64), np.empty(0)
