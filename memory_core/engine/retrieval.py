@@ -49,11 +49,6 @@ from memory_core.engine.decay import composite_weight
 from memory_core.engine.state import AtlasState, SessionState
 from memory_core.engine.table import ACTIVE_CODE
 
-OVERLAP_FROM = 8192
-"""Atlases with this many vectors search the vector index on a helper thread while BM25
-scores on the caller's (``overlap``); below it the searches are too short for the
-hand-off to pay."""
-
 
 @dataclass(slots=True, frozen=True)
 class Query:
@@ -99,7 +94,7 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     (dense_slots, dense_sims), (lex_slots, lex_scores) = overlap.both(
         lambda: _dense(state, scope, query, now),
         lambda: _lexical(state, scope, query, now),
-        overlap=len(state.vectors) >= OVERLAP_FROM,
+        overlap=_overlaps(state),
     )
 
     fused_slots, fused = _fuse((dense_slots, lex_slots), cfg.rrf_k)
@@ -174,6 +169,15 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
         sources=_sources(slots[order], lists),
         cross=cross[order],
     )
+
+
+def _overlaps(state: AtlasState) -> bool:
+    """Whether the vector search runs on the helper thread beside BM25 (``overlap``):
+    when the index is HNSW (above ``hnsw_threshold``). An exact scan (every atlas up to
+    20k memories by default) is short enough that the hand-off and the fight for the GIL
+    and the second core ate the gain: at 20k, per-call alternation at load ~2.5 read wall
+    p50 1.41 serial against 1.42-1.52 overlapped, p99 worse (docs/performance.md)."""
+    return state.vectors.kind == "hnsw"
 
 
 def relevance_gate(

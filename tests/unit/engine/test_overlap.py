@@ -143,9 +143,9 @@ def test_overlapped_retrieval_returns_what_the_serial_one_does(
 ) -> None:
     atlas = _filled(1)
     assert atlas._s.vectors.kind == "hnsw"
-    monkeypatch.setattr(retrieval, "OVERLAP_FROM", 10**9)
+    monkeypatch.setattr(retrieval, "_overlaps", lambda state: False)
     serial = _results(atlas)
-    monkeypatch.setattr(retrieval, "OVERLAP_FROM", 0)
+    monkeypatch.setattr(retrieval, "_overlaps", lambda state: True)
     assert _results(atlas) == serial
     assert any(serial)
 
@@ -154,9 +154,9 @@ def test_many_callers_on_several_atlases_get_the_serial_results(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     atlases = [_filled(2), _filled(3)]
-    monkeypatch.setattr(retrieval, "OVERLAP_FROM", 10**9)
+    monkeypatch.setattr(retrieval, "_overlaps", lambda state: False)
     serial = [_results(a) for a in atlases]
-    monkeypatch.setattr(retrieval, "OVERLAP_FROM", 0)
+    monkeypatch.setattr(retrieval, "_overlaps", lambda state: True)
     with futures.ThreadPoolExecutor(max_workers=6) as pool:
         runs = [pool.submit(_results, atlases[i % 2]) for i in range(24)]
         for i, run in enumerate(runs):
