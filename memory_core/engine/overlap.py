@@ -11,10 +11,11 @@ caller that finds it busy (another atlas retrieving in another thread) does both
 itself rather than queue behind it, and a piece the helper has not started by the time
 the caller is done with its own (the other core was busy) is taken back and run by the
 caller: on a loaded machine the call costs about the sum again, not the sum plus the
-wait for a core. The caller always waits for the helper's piece to
-finish, even when its own piece raises, so the helper never reads an index after the
-caller has let go of the lock that keeps writers out. On one core nothing overlaps and
-both pieces run in turn on the caller's thread.
+wait for a core. The caller always waits for the helper's piece to finish, even when its
+own piece raises, so the helper never reads an index after the caller has let go of the
+lock that keeps writers out. On one core nothing overlaps and both pieces run in turn on
+the caller's thread. A forked child starts a helper of its own (the parent's thread does
+not exist there).
 """
 
 from __future__ import annotations

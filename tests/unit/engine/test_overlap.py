@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from concurrent import futures
@@ -176,3 +177,19 @@ def test_a_piece_the_helper_has_not_started_is_run_by_the_caller() -> None:
     finally:
         release.set()
         blocker.result()
+
+
+@needs_two_cores
+def test_a_forked_child_gets_a_helper_of_its_own() -> None:
+    overlap.both(*_on_helper([]))  # the parent's helper thread exists
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        first, here = overlap.both(*_on_helper([]))
+        os.write(write, b"helper" if first != here else b"caller")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 16)
+    os.close(read)
+    os.waitpid(child, 0)
+    assert answer == b"helper"
