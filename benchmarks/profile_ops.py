@@ -4,7 +4,8 @@
 One size of the benchmark's own scenario (same data, same build), without the seed
 reference or the memory probes: the engine's CPU time per add, retrieve and decay +
 eviction pass (this thread's time, so other processes on a shared box inflate it less
-than wall time), and with ``--profile`` the functions that cost the most (cProfile).
+than wall time; the wall time and the process's CPU, which counts work a call hands to
+another thread, are printed beside it), and with ``--profile`` the functions that cost the most (cProfile).
 ``--breakdown`` splits a call's CPU time by stage and measures the floor (FAISS and
 BM25 alone on the same indexes, ``benchmarks.breakdown``). ``--cache`` keeps the built
 atlas as a snapshot (loaded instead of building next time); ``--loop`` repeats each op
