@@ -74,4 +74,6 @@ def test_profile_ops_prints_cpu_percentiles(capsys: pytest.CaptureFixture[str]) 
     assert profile_ops.main(["300", "--repeats", "10", "--ops", "add", "retrieve"]) == 0
     out = capsys.readouterr().out
     assert "built 300 memories" in out
-    assert out.count("CPU p50") == 2
+    assert out.count("  CPU p50") == 2  # the calling thread's
+    assert out.count("wall p50") == 2
+    assert out.count("process CPU p50") == 2
