@@ -11,6 +11,7 @@ shipped, k = the dense candidates, no filter) and one BM25 search alone.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.measure import call_cpu_ns
 from memory_core import ElasticMemoryAtlas
 from memory_core.engine import atlas_base, forgetting, retrieval
 from memory_core.engine.graph import EdgeStore
@@ -46,23 +48,28 @@ ADD_STAGES: tuple[tuple[Any, str, str], ...] = (
 
 @dataclass(slots=True)
 class _Clocks:
-    """Exclusive CPU nanoseconds per stage: a stage's time excludes the stages it calls."""
+    """Exclusive CPU nanoseconds per stage: a stage's time excludes the stages it calls.
+    One stack per thread (a retrieve runs its vector search on the engine's helper thread
+    while BM25 runs on the caller's)."""
 
     totals: dict[str, int] = field(default_factory=dict)
-    stack: list[list[int]] = field(default_factory=list)  # [start, time in children]
+    stacks: dict[int, list[list[int]]] = field(default_factory=dict)  # [start, in children]
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            stack = self.stacks.setdefault(threading.get_ident(), [])
             frame = [time.thread_time_ns(), 0]
-            self.stack.append(frame)
+            stack.append(frame)
             try:
                 return fn(*args, **kwargs)
             finally:
-                self.stack.pop()
+                stack.pop()
                 spent = time.thread_time_ns() - frame[0]
-                self.totals[name] = self.totals.get(name, 0) + spent - frame[1]
-                if self.stack:
-                    self.stack[-1][1] += spent
+                with self.lock:
+                    self.totals[name] = self.totals.get(name, 0) + spent - frame[1]
+                if stack:
+                    stack[-1][1] += spent
 
         return timed
 
@@ -83,10 +90,10 @@ def _instrumented(stages: tuple[tuple[Any, str, str], ...]) -> Iterator[_Clocks]
 def split(call: Callable[[int], Any], n: int, stages: tuple[tuple[Any, str, str], ...]) -> str:
     """A table of CPU microseconds per call by stage, over ``n`` calls of ``call(i)``."""
     with _instrumented(stages) as clocks:
-        started = time.thread_time_ns()
+        started = call_cpu_ns()
         for i in range(n):
             call(i)
-        whole = time.thread_time_ns() - started
+        whole = call_cpu_ns() - started
     named = sum(clocks.totals.values())
     rows = [(name, ns) for name, ns in clocks.totals.items()]
     rows.append(("Python overhead (the rest)", whole - named))

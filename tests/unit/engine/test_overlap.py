@@ -193,3 +193,16 @@ def test_a_forked_child_gets_a_helper_of_its_own() -> None:
     os.close(read)
     os.waitpid(child, 0)
     assert answer == b"helper"
+
+
+@needs_two_cores
+def test_the_helpers_cpu_is_counted() -> None:
+    before = overlap.helper_cpu_ns()
+    first, second = _on_helper([])
+
+    def busy() -> int:
+        sum(range(200_000))
+        return first()
+
+    overlap.both(busy, second)
+    assert overlap.helper_cpu_ns() > before
