@@ -21,13 +21,15 @@ import socket
 import subprocess
 import sys
 import time
+import weakref
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +39,26 @@ LOG_TAIL_LINES = 1_500
 
 _running: list[tuple[subprocess.Popen[bytes], Path]] = []
 """The servers started by ``streamlit_server`` and not yet stopped, with their logs."""
+
+SOCKET_FRAMES_KEPT = 60
+_frames: weakref.WeakKeyDictionary[Page, deque[tuple[float, str, int]]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each ``tabs`` tab's latest websocket frames (when, sent / received / closed, bytes): a
+failure's report shows whether the page's last click ever reached the server."""
+
+
+def _record_frames(tab: Page) -> None:
+    frames = _frames.setdefault(tab, deque(maxlen=SOCKET_FRAMES_KEPT))
+
+    def watch(socket: WebSocket) -> None:
+        socket.on("framesent", lambda data: frames.append((time.monotonic(), "sent", len(data))))
+        socket.on(
+            "framereceived", lambda data: frames.append((time.monotonic(), "received", len(data)))
+        )
+        socket.on("close", lambda _: frames.append((time.monotonic(), "closed", 0)))
+
+    tab.on("websocket", watch)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -59,7 +81,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def _tabs_report(browser: Browser) -> str:
-    """Each open tab: address, the app's script state, console messages and page errors."""
+    """Each open tab: address, the app's script state, console messages, its latest
+    websocket frames (seconds before the report) and page errors."""
     lines = []
     for context in browser.contexts:
         for tab in context.pages:
@@ -70,6 +93,11 @@ def _tabs_report(browser: Browser) -> str:
                 )
                 lines.append(f"tab {tab.url} · script state {state}")
                 lines += [f"  console {m.type}: {m.text}" for m in tab.console_messages()]
+                now = time.monotonic()
+                lines += [
+                    f"  websocket {when - now:+.2f} s {kind} {size} B"
+                    for when, kind, size in _frames.get(tab, ())
+                ]
                 lines += [f"  page error: {e}" for e in tab.page_errors()]
             except PlaywrightError as exc:  # a tab closing meanwhile is no reason to hide the rest
                 lines.append(f"tab {tab.url}: not readable ({exc})")
@@ -177,7 +205,9 @@ def tabs(browser: Browser) -> Iterator[Callable[[], Page]]:
 
     def open_tab() -> Page:
         contexts.append(browser.new_context(viewport={"width": 1440, "height": 1000}))
-        return contexts[-1].new_page()
+        tab = contexts[-1].new_page()
+        _record_frames(tab)
+        return tab
 
     yield open_tab
     for context in contexts:
