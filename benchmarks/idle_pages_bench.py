@@ -44,7 +44,11 @@ PAGES = (
     "conflict_review",
     "knowledge_audit",
 )
-APP_READY = "[data-testid=stApp][data-test-script-state=notRunning]"
+APP_READY = (
+    "[data-testid=stApp][data-test-script-state=notRunning][data-test-connection-state=CONNECTED]"
+)
+"""The app takes input: no script run going and the websocket connected (Streamlit greys
+out and ignores every widget while it is not)."""
 CHROMIUM_ARGS = (
     "--no-sandbox",
     "--disable-gpu",

@@ -48,6 +48,21 @@ _frames: weakref.WeakKeyDictionary[Page, deque[tuple[float, str, int]]] = (
 failure's report shows whether the page's last click ever reached the server."""
 
 
+APP_STATES_SCRIPT = """
+window.__appStates = [];
+new MutationObserver(() => {
+  const app = document.querySelector('[data-testid=stApp]');
+  if (!app) return;
+  const state = app.getAttribute('data-test-script-state') + ' / '
+    + app.getAttribute('data-test-connection-state');
+  const log = window.__appStates;
+  if (!log.length || log[log.length - 1][1] !== state) log.push([performance.now(), state]);
+}).observe(document, {subtree: true, attributes: true, childList: true});
+"""
+"""Records the app's script and connection states as they change (a widget ignores clicks
+while the connection is not ``CONNECTED``), for a failure's report."""
+
+
 def _record_frames(tab: Page) -> None:
     frames = _frames.setdefault(tab, deque(maxlen=SOCKET_FRAMES_KEPT))
 
@@ -93,6 +108,10 @@ def _tabs_report(browser: Browser) -> str:
                 )
                 lines.append(f"tab {tab.url} · script state {state}")
                 lines += [f"  console {m.type}: {m.text}" for m in tab.console_messages()]
+                states = tab.evaluate("[performance.now(), window.__appStates || []]")
+                lines += [
+                    f"  app {(when - states[0]) / 1000:+.2f} s {state}" for when, state in states[1]
+                ]
                 now = time.monotonic()
                 lines += [
                     f"  websocket {when - now:+.2f} s {kind} {size} B"
@@ -205,6 +224,7 @@ def tabs(browser: Browser) -> Iterator[Callable[[], Page]]:
 
     def open_tab() -> Page:
         contexts.append(browser.new_context(viewport={"width": 1440, "height": 1000}))
+        contexts[-1].add_init_script(APP_STATES_SCRIPT)
         tab = contexts[-1].new_page()
         _record_frames(tab)
         return tab

@@ -16,6 +16,8 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Frame, Page, expect
 
+from benchmarks.idle_pages_bench import APP_READY
+
 pytestmark = pytest.mark.e2e
 
 PAGES = {
@@ -37,7 +39,6 @@ HOSTILE = (
     'a note with href="#" in it <svg onload="window.__pwned=1"></svg>',
 )
 LOAD_TIMEOUT = 120_000  # first page load includes loading MiniLM
-APP_READY = "[data-testid=stApp][data-test-script-state=notRunning]"
 ROOT = Path(__file__).resolve().parents[2]
 
 
