@@ -11,9 +11,10 @@ the payloads would set; the flag must stay unset in the page and in every iframe
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 from .test_pages import PAGES, assert_not_pwned, open_page, send, wait_ready
 
@@ -27,87 +28,68 @@ MORE_HOSTILE = (
 )
 
 
-def new_page(browser: Browser) -> Page:
-    context = browser.new_context(viewport={"width": 1440, "height": 1000})
-    page = context.new_page()
-    page.add_init_script("window.__pwned = undefined;")
-    return page
-
-
 def no_error(page: Page) -> None:
     assert page.locator("[data-testid=stException]").count() == 0, page.inner_text("body")
 
 
-def test_two_sessions_at_once_keep_their_own_state(server: str, browser: Browser) -> None:
-    a, b = new_page(browser), new_page(browser)
-    try:
-        open_page(a, server, "playground")
-        open_page(b, server, "demo_player")
-        state = b.get_by_text(re.compile(r"^(ready|paused|playing|finished) · turn"))
-        expect(state).to_be_visible(timeout=60_000)
-        if re.match(r"^(ready|paused)", state.inner_text()):
-            b.get_by_role("button", name="Play", exact=True).click()
-        expect(b.get_by_text(re.compile(r"^(playing|finished) · turn"))).to_be_visible(
-            timeout=60_000
-        )
-        # A writes into its own session while B's demo is feeding the same atlas
-        field = a.get_by_label("Session", exact=True)
-        field.fill("alpha-A")
-        field.press("Enter")
-        wait_ready(a)
-        send(a, "session A remembers the blue umbrella")
-        no_error(a)
-        no_error(b)
-        # B's playground has none of A's chat, and its own session field
-        open_page(b, server, "playground")
-        assert b.locator("[data-testid=stChatMessage]", has_text="blue umbrella").count() == 0
-        expect(b.get_by_label("Session", exact=True)).to_have_value("playground")
-        # A, still on its page, kept its own session and conversation
-        expect(a.get_by_label("Session", exact=True)).to_have_value("alpha-A")
-        expect(
-            a.locator("[data-testid=stChatMessage]", has_text="blue umbrella").first
-        ).to_be_visible()
-        # A's reviewer name on the conflict page is A's alone
-        open_page(a, server, "conflict_review")
-        reviewer = a.get_by_label("Reviewer", exact=True)  # in the sidebar, queue or not
-        reviewer.fill("ana-from-A")
-        reviewer.press("Enter")
-        wait_ready(a)
-        open_page(b, server, "conflict_review")
-        expect(b.get_by_label("Reviewer", exact=True)).to_have_value("")
-        # the same name on the other review page (a link keeps the browser session)
-        a.get_by_test_id("stSidebarNav").get_by_role("link", name="Knowledge audit").click()
-        expect(a.locator("h1").first).to_contain_text("Knowledge audit", timeout=60_000)
-        expect(a.get_by_label("Reviewer", exact=True)).to_have_value("ana-from-A")
-        no_error(a)
-        no_error(b)
-        assert_not_pwned(a)
-        assert_not_pwned(b)
-    finally:
-        a.context.close()
-        b.context.close()
+def test_two_sessions_at_once_keep_their_own_state(server: str, tabs: Callable[[], Page]) -> None:
+    a, b = tabs(), tabs()
+    open_page(a, server, "playground")
+    open_page(b, server, "demo_player")
+    state = b.get_by_text(re.compile(r"^(ready|paused|playing|finished) · turn"))
+    expect(state).to_be_visible(timeout=60_000)
+    if re.match(r"^(ready|paused)", state.inner_text()):
+        b.get_by_role("button", name="Play", exact=True).click()
+    expect(b.get_by_text(re.compile(r"^(playing|finished) · turn"))).to_be_visible(timeout=60_000)
+    # A writes into its own session while B's demo is feeding the same atlas
+    field = a.get_by_label("Session", exact=True)
+    field.fill("alpha-A")
+    field.press("Enter")
+    wait_ready(a)
+    send(a, "session A remembers the blue umbrella")
+    no_error(a)
+    no_error(b)
+    # B's playground has none of A's chat, and its own session field
+    open_page(b, server, "playground")
+    assert b.locator("[data-testid=stChatMessage]", has_text="blue umbrella").count() == 0
+    expect(b.get_by_label("Session", exact=True)).to_have_value("playground")
+    # A, still on its page, kept its own session and conversation
+    expect(a.get_by_label("Session", exact=True)).to_have_value("alpha-A")
+    expect(a.locator("[data-testid=stChatMessage]", has_text="blue umbrella").first).to_be_visible()
+    # A's reviewer name on the conflict page is A's alone
+    open_page(a, server, "conflict_review")
+    reviewer = a.get_by_label("Reviewer", exact=True)  # in the sidebar, queue or not
+    reviewer.fill("ana-from-A")
+    reviewer.press("Enter")
+    wait_ready(a)
+    open_page(b, server, "conflict_review")
+    expect(b.get_by_label("Reviewer", exact=True)).to_have_value("")
+    # the same name on the other review page (a link keeps the browser session)
+    a.get_by_test_id("stSidebarNav").get_by_role("link", name="Knowledge audit").click()
+    expect(a.locator("h1").first).to_contain_text("Knowledge audit", timeout=60_000)
+    expect(a.get_by_label("Reviewer", exact=True)).to_have_value("ana-from-A")
+    no_error(a)
+    no_error(b)
+    assert_not_pwned(a)
+    assert_not_pwned(b)
 
 
-def test_more_hostile_payloads_never_run_on_any_page(server: str, browser: Browser) -> None:
-    page = new_page(browser)
-    try:
-        open_page(page, server, "playground")
-        for payload in MORE_HOSTILE:
-            send(page, payload)
-        expect(
-            page.locator(
-                "[data-testid=stChatMessage]", has_text="<script>window.__pwned=1</script>"
-            ).first
-        ).to_be_visible()
+def test_more_hostile_payloads_never_run_on_any_page(server: str, page: Page) -> None:
+    open_page(page, server, "playground")
+    for payload in MORE_HOSTILE:
+        send(page, payload)
+    expect(
+        page.locator(
+            "[data-testid=stChatMessage]", has_text="<script>window.__pwned=1</script>"
+        ).first
+    ).to_be_visible()
+    assert_not_pwned(page)
+    for slug in PAGES:
+        open_page(page, server, slug)
+        page.wait_for_timeout(700)  # let iframes (graph, html panels) load and run
+        no_error(page)
         assert_not_pwned(page)
-        for slug in PAGES:
-            open_page(page, server, slug)
-            page.wait_for_timeout(700)  # let iframes (graph, html panels) load and run
-            no_error(page)
-            assert_not_pwned(page)
-        # the markup is shown as text in the playground, never as elements
-        open_page(page, server, "playground")
-        assert page.locator("b[onmouseover]").count() == 0
-        assert page.locator("a[href^='javascript:']").count() == 0
-    finally:
-        page.context.close()
+    # the markup is shown as text in the playground, never as elements
+    open_page(page, server, "playground")
+    assert page.locator("b[onmouseover]").count() == 0
+    assert page.locator("a[href^='javascript:']").count() == 0
