@@ -1,8 +1,14 @@
 """The task context graph as a stage of the agent loop (issue #24).
 
-Every turn of a session (what the user says and, when stored, what the assistant says)
-is extracted and inserted into that session's ``TaskContext``, with the stored memory's id
-and the turn's index as provenance. As in a replay, a turn is read with the other side's
+One graph per user, not per session: the seed's node ids are a hash of user + day + key,
+and a user's goals and constraints carry across their sessions (the cap set in session 1
+and raised in session 3 is one slot, changed). A turn whose memory names its user
+(``user_id`` metadata, ``conflicts.detector.USER_KEY``) goes into that user's graph; a
+turn without one into its session's graph alone, the rule the conflict guard keeps for
+memories (issue #29). Every turn (what the user says and, when stored, what the
+assistant says) is extracted and inserted with the stored memory's id, the turn's index
+in its graph and its session as provenance (``ContextGraph.writing``), so a view can say
+"set in session 1, changed in session 3" and a purged session can be taken out again. As in a replay, a turn is read with the other side's
 turn before it (what a verbless "Stalls, please." answers), and with the vector the loop
 already computed for the utterance, so the turn is not embedded twice. The responder gets the active subgraph (the goal, the
 constraints in force and what they replaced, the key entities) ahead of the recalled
@@ -18,12 +24,14 @@ loads them ahead).
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memory_core.agent.context import estimate_tokens
+from memory_core.conflicts.detector import USER_KEY
 from memory_core.context import (
     Applied,
     ContextSettings,
@@ -34,39 +42,69 @@ from memory_core.context import (
     describe,
 )
 from memory_core.context.extract import labels
+from memory_core.context.scope import scope_key, scope_owner
+from memory_core.engine.events import AtlasEvent, SessionEnded
 
 if TYPE_CHECKING:
+    from memory_core.context import ContextGraph
     from memory_core.engine.atlas import ElasticMemoryAtlas
+
 
 CONTEXT_HEADER = "Task context (constraints in force):"
 
 
+def user_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """The user a turn's metadata names (None: the turn stays in its session)."""
+    user = (metadata or {}).get(USER_KEY)
+    return str(user) if user not in (None, "") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A change held back for a reviewer: the graph it belongs to and the session whose
+    turn proposed it."""
+
+    scope: str
+    session_id: str
+    pending: PendingReview
+
+
 class ContextStage:
-    """One task context graph per session of an atlas, fed turn by turn."""
+    """One task context graph per user (per session for turns that name no user), fed
+    turn by turn."""
 
     __slots__ = (
         "_answered",
+        "_contexts",
         "_extractor",
         "_held",
         "_last",
         "_lock",
-        "_sessions",
+        "_scopes",
         "_turns",
+        "_user",
         "atlas",
     )
 
     def __init__(self, atlas: ElasticMemoryAtlas, *, extractor: Extractor | None = None) -> None:
         self.atlas = atlas
         self._extractor = extractor
-        self._sessions: dict[str, TaskContext] = {}
+        self._contexts: dict[str, TaskContext] = {}
+        """Scope key (``scope_key``) -> its graph."""
         self._turns: dict[str, int] = {}
+        """Scope key -> the next turn's index in its graph (unique across its sessions)."""
+        self._scopes: dict[str, dict[str, None]] = {}
+        """Scope key -> the sessions that wrote into its graph, in order."""
+        self._user: dict[str, str] = {}
+        """Session -> the user its turns named last (its reads go to that user's graph)."""
         self._last: dict[str, tuple[str, str]] = {}
         """Each session's latest turn: its speaker and text (what the next turn answers)."""
-        self._held: dict[str, tuple[str, PendingReview]] = {}
-        """Review item id -> (session, the change it holds back), until a reviewer answers."""
-        self._answered: dict[str, tuple[str, PendingReview, Applied]] = {}
+        self._held: dict[str, Held] = {}
+        """Review item id -> the change it holds back, until a reviewer answers."""
+        self._answered: dict[str, tuple[Held, Applied]] = {}
         """Review item id -> what its answer did, until it is undone (``withdraw``)."""
         self._lock = threading.Lock()
+        atlas.events.subscribe(self._on_event)
 
     @property
     def enabled(self) -> bool:
@@ -87,39 +125,67 @@ class ContextStage:
             max_path_length=config.context_max_path_length,
         )
 
-    def of(self, session_id: str) -> TaskContext:
-        """The session's graph (made empty on first use)."""
+    # -- which graph -------------------------------------------------------------------
+    def scope(self, session_id: str, user: str | None = None) -> str:
+        """The graph a read for ``session_id`` goes to: ``user``'s when given, else the user
+        the session's turns named, else the session's own."""
         with self._lock:
-            context = self._sessions.get(session_id)
+            named = user or self._user.get(session_id)
+        return scope_key(session_id, named)
+
+    def of(self, session_id: str, user: str | None = None) -> TaskContext:
+        """The graph a session reads (``scope``), made empty on first use."""
+        return self.context(self.scope(session_id, user))
+
+    def context(self, scope: str) -> TaskContext:
+        """The graph of a scope key, made empty on first use (node ids hash its user: the
+        user id, or the session id for a session without one)."""
+        with self._lock:
+            context = self._contexts.get(scope)
             if context is None:
-                context = self._sessions[session_id] = TaskContext(
-                    session_id, embedder=self.atlas.embedder, settings=self.settings()
+                context = self._contexts[scope] = TaskContext(
+                    scope_owner(scope), embedder=self.atlas.embedder, settings=self.settings()
                 )
             return context
 
-    def sessions(self) -> list[str]:
+    def graphs(self) -> dict[str, ContextGraph]:
+        """Every graph by scope key (``user:<id>`` or ``session:<id>``)."""
         with self._lock:
-            return list(self._sessions)
+            return {scope: context.graph for scope, context in self._contexts.items()}
 
+    def sessions(self, scope: str | None = None) -> list[str]:
+        """Sessions that wrote into the scope's graph (every graph's: all of them), in order."""
+        with self._lock:
+            if scope is not None:
+                return list(self._scopes.get(scope, ()))
+            return list(dict.fromkeys(s for seen in self._scopes.values() for s in seen))
+
+    # -- turns -------------------------------------------------------------------------
     def observe(
         self,
         text: str,
         *,
         session_id: str,
         speaker: str | None,
+        user: str | None = None,
         memory_id: str | None = None,
         forget: bool = False,
         vector: np.ndarray | None = None,
     ) -> Applied:
-        """Extract one turn and insert it (``forget``: the loop already knows it is a
-        request to forget, whatever the graph's own intent classifier says; ``vector``:
-        the text's unit embedding, when the loop has it)."""
-        context = self.of(session_id)
+        """Extract one turn and insert it into its user's graph (its session's without a
+        ``user``). ``forget``: the loop already knows it is a request to forget, whatever
+        the graph's own intent classifier says; ``vector``: the text's unit embedding, when
+        the loop has it."""
+        scope = scope_key(session_id, user)
+        context = self.context(scope)
         context.settings = self.settings()
         said_by = speaker or "user"
         with self._lock:
-            turn = self._turns.get(session_id, 0)
-            self._turns[session_id] = turn + 1
+            turn = self._turns.get(scope, 0)
+            self._turns[scope] = turn + 1
+            self._scopes.setdefault(scope, {})[session_id] = None
+            if user:
+                self._user[session_id] = user
             before = self._last.get(session_id)
             self._last[session_id] = (said_by, text)
         extractor = self.extractor
@@ -134,14 +200,17 @@ class ContextStage:
         )
         if forget and facts.intent != labels.FORGET:
             facts = _as_forget(facts)
-        return context.observe(facts, turn=turn, memory_id=memory_id)
+        return context.observe(facts, turn=turn, memory_id=memory_id, session=session_id)
 
-    def hold(self, item_id: str, session_id: str, pending: PendingReview) -> None:
+    # -- review ------------------------------------------------------------------------
+    def hold(
+        self, item_id: str, session_id: str, pending: PendingReview, user: str | None = None
+    ) -> None:
         """Remember which unsure change a review item stands for (``answer`` applies it)."""
         with self._lock:
-            self._held[item_id] = (session_id, pending)
+            self._held[item_id] = Held(scope_key(session_id, user), session_id, pending)
 
-    def held(self) -> dict[str, tuple[str, PendingReview]]:
+    def held(self) -> dict[str, Held]:
         """The changes waiting for a reviewer, by review item id."""
         with self._lock:
             return dict(self._held)
@@ -152,12 +221,14 @@ class ContextStage:
         not one of this stage's (a memory pair, or held before a restart)."""
         with self._lock:
             held = self._held.pop(item_id, None)
-            context = self._sessions.get(held[0]) if held is not None else None
+            context = self._contexts.get(held.scope) if held is not None else None
         if held is None or context is None:
             return None
-        applied = context.resolve(held[1], accept=accept, at=self.atlas.clock.now())
+        applied = context.resolve(
+            held.pending, accept=accept, at=self.atlas.clock.now(), session=held.session_id
+        )
         with self._lock:
-            self._answered[item_id] = (*held, applied)
+            self._answered[item_id] = (held, applied)
         return applied
 
     def withdraw(self, item_id: str) -> bool | None:
@@ -168,19 +239,73 @@ class ContextStage:
         answered."""
         with self._lock:
             answered = self._answered.pop(item_id, None)
-            context = self._sessions.get(answered[0]) if answered is not None else None
+            context = self._contexts.get(answered[0].scope) if answered is not None else None
         if answered is None or context is None:
             return None
-        session_id, pending, applied = answered
-        reverted = context.undo(applied, at=self.atlas.clock.now())
+        held, applied = answered
+        reverted = context.undo(applied, at=self.atlas.clock.now(), session=held.session_id)
         with self._lock:
-            self._held[item_id] = (session_id, pending)
+            self._held[item_id] = held
         return reverted
 
-    def describe(self, session_id: str, budget: int) -> str:
-        """The active subgraph as context lines, cut to ``budget`` tokens (0: nothing)."""
+    # -- privacy -----------------------------------------------------------------------
+    def purge(self, session_id: str) -> None:
+        """Take a session out of every graph it wrote into (the atlas purged it): its own
+        graph goes whole; from its user's graph goes what only it contributed, and a value
+        it changed is back as it was (``ContextGraph.without_session``). Held and answered
+        review items of its turns go too."""
         with self._lock:
-            context = self._sessions.get(session_id)
+            scopes = [scope for scope, seen in self._scopes.items() if session_id in seen]
+            for scope in scopes:
+                seen = self._scopes[scope]
+                seen.pop(session_id, None)
+                context = self._contexts.get(scope)
+                if not seen or context is None:
+                    self._drop(scope)
+                    continue
+                self._contexts[scope] = TaskContext.restored(
+                    context.graph.without_session(session_id),
+                    embedder=self.atlas.embedder,
+                    settings=self.settings(),
+                )
+            self._user.pop(session_id, None)
+            self._last.pop(session_id, None)
+            self._forget_items(lambda held: held.session_id == session_id)
+
+    def erase_user(self, user: str) -> None:
+        """Drop a user's whole graph (the right to erasure for that user)."""
+        scope = scope_key("", user)
+        with self._lock:
+            for session in self._scopes.get(scope, ()):
+                if self._user.get(session) == user:
+                    del self._user[session]
+                    self._last.pop(session, None)
+            self._drop(scope)
+
+    def _drop(self, scope: str) -> None:
+        """Forget a scope's graph and everything about it (lock held)."""
+        self._contexts.pop(scope, None)
+        self._turns.pop(scope, None)
+        self._scopes.pop(scope, None)
+        self._forget_items(lambda held: held.scope == scope)
+
+    def _forget_items(self, doomed: Callable[[Held], bool]) -> None:
+        for item in [i for i, held in self._held.items() if doomed(held)]:
+            del self._held[item]
+        for item in [i for i, (held, _) in self._answered.items() if doomed(held)]:
+            del self._answered[item]
+
+    def _on_event(self, event: AtlasEvent) -> None:
+        if isinstance(event, SessionEnded) and event.mode == "purge" and event.session_id:
+            self.purge(event.session_id)
+
+    # -- the responder's context -------------------------------------------------------
+    def describe(self, session_id: str, budget: int, user: str | None = None) -> str:
+        """The active subgraph of the graph ``session_id`` reads (``scope``: its user's when
+        it has one) as context lines, cut to ``budget`` tokens (0: nothing)."""
+        scope = self.scope(session_id, user)
+        with self._lock:
+            context = self._contexts.get(scope)
         if context is None or budget <= 0:
             return ""
         lines = describe(context.graph, context.goal_id)

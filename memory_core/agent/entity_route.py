@@ -4,8 +4,9 @@ memories that mention it, even when it is otherwise unlike them.
 The task context graph (``context_graph.ContextStage``) keeps, for every entity a turn
 names, the memories that named it. For a question the route reads the entities it names
 with the same English pipeline (``Extractor.mentions``: one parse, no embedding), finds
-each by its normalised label (the route's own index says which sessions named it, each
-session graph's word index which of its nodes: never a scan of all nodes or sessions)
+each by its normalised label (the route's own index says which graphs named it: a
+user's, or a session's without one; each graph's word index which of its nodes: never a
+scan of all nodes or graphs)
 and hands the memories that mention it to the engine as hints
 (``ElasticMemoryAtlas.retrieve(hints=...)``): memory id -> a score on BM25's scale.
 
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from memory_core.context import Applied, EdgeType, EntityMention, NodeType
 from memory_core.context.model import normalise
+from memory_core.context.scope import scope_key
 
 if TYPE_CHECKING:
     from memory_core.agent.context_graph import ContextStage
@@ -57,13 +59,13 @@ class EntityRoute:
         mentions: reads a question's entities (default ``stage.extractor.mentions``).
     """
 
-    __slots__ = ("_lock", "_mentions", "_said", "_sessions", "stage")
+    __slots__ = ("_graphs", "_lock", "_mentions", "_said", "stage")
 
     def __init__(self, stage: ContextStage, *, mentions: Mentions | None = None) -> None:
         self.stage = stage
         self._mentions = mentions
-        self._sessions: dict[str, dict[str, None]] = {}
-        """Normalised entity label -> the sessions whose graph names it."""
+        self._graphs: dict[str, dict[str, None]] = {}
+        """Normalised entity label -> the scope keys of the graphs that name it."""
         self._said: dict[str, int] = {}
         """Normalised speaker name -> how many stored memories they said."""
         self._lock = threading.Lock()
@@ -75,15 +77,21 @@ class EntityRoute:
         return bool(config.context_graph and config.entity_route)
 
     def observe(
-        self, text: str, *, session_id: str, speaker: str | None, memory_id: str | None
+        self,
+        text: str,
+        *,
+        session_id: str,
+        speaker: str | None,
+        user: str | None = None,
+        memory_id: str | None,
     ) -> Applied | None:
         """Feed the stage one turn where no orchestrator does (harness replays)."""
         if not self.enabled or not text.strip():
             return None
         applied = self.stage.observe(
-            text, session_id=session_id, speaker=speaker, memory_id=memory_id
+            text, session_id=session_id, speaker=speaker, user=user, memory_id=memory_id
         )
-        self.index(session_id, applied, speaker=speaker, memory_id=memory_id)
+        self.index(session_id, applied, speaker=speaker, user=user, memory_id=memory_id)
         return applied
 
     def index(
@@ -92,17 +100,19 @@ class EntityRoute:
         applied: Applied | None,
         *,
         speaker: str | None = None,
+        user: str | None = None,
         memory_id: str | None = None,
     ) -> None:
-        """Note which entities a turn added or mentioned again (after the stage saw it),
-        and who said the memory it was stored as."""
+        """Note which entities a turn added or mentioned again (after the stage saw it, in
+        its user's graph, else its session's), and who said the memory it was stored as."""
         if speaker and memory_id and self.enabled:
             said = normalise(speaker)
             with self._lock:
                 self._said[said] = self._said.get(said, 0) + 1
         if applied is None or not (applied.added or applied.updated):
             return
-        graph = self.stage.of(session_id).graph
+        scope = scope_key(session_id, user)
+        graph = self.stage.context(scope).graph
         keys = {
             normalise(node.label)
             for node in (graph.node(i) for i in (*applied.added, *applied.updated) if i in graph)
@@ -110,26 +120,28 @@ class EntityRoute:
         }
         with self._lock:
             for key in keys:
-                self._sessions.setdefault(key, {})[session_id] = None
+                self._graphs.setdefault(key, {})[scope] = None
 
     def hints(self, text: str) -> dict[str, float]:
         """Memory id -> hint score for the entities ``text`` names (empty when it names
-        none the graphs know, or the route is off). Every session's memories are
+        none the graphs know, or the route is off). Every graph's memories are
         offered; the engine keeps those in the query's scope."""
         if not self.enabled or not text.strip():
             return {}
         keys = list(dict.fromkeys(normalise(m.label) for m in self.mentions(text)))
         keys = [k for k in keys if k][:MAX_QUESTION_ENTITIES]
         with self._lock:
-            found = [(k, list(self._sessions.get(k, ()))) for k in keys]
+            found = [(k, list(self._graphs.get(k, ()))) for k in keys]
             said = {k: self._said.get(k, 0) for k in keys}
         total = len(self.stage.atlas)
         scores: dict[str, float] = {}
-        for key, sessions in found:
+        graphs = self.stage.graphs()
+        for key, scopes in found:
             direct: dict[str, None] = {}
             near: dict[str, None] = {}
-            for session in sessions:
-                _collect(self.stage.of(session).graph, key, direct, near)
+            for scope in scopes:
+                if scope in graphs:  # a purged session's graph is gone
+                    _collect(graphs[scope], key, direct, near)
             if not direct and not near:
                 continue
             weight = idf(total, len(direct) + said[key])

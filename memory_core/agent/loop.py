@@ -24,6 +24,7 @@ import numpy as np
 
 from memory_core.agent.attribution import attributed
 from memory_core.agent.context import FORMATS, estimate_tokens, within_budget
+from memory_core.agent.context_graph import user_of
 from memory_core.agent.entity_route import EntityRoute
 from memory_core.agent.llm import ChatMessage, LLMClient, RuleBasedResponder
 from memory_core.agent.memory import AtlasMemory, HitT, StoredT, TurnMemory
@@ -133,6 +134,7 @@ class TurnLoop(Generic[HitT, StoredT]):
                     utterance,
                     session_id,
                     speaker=speaker if isinstance(speaker, str) else None,
+                    user=user_of(metadata),
                     forget=True,
                     vector=said,
                 )
@@ -206,13 +208,15 @@ class TurnLoop(Generic[HitT, StoredT]):
         meta = dict(metadata or {})
         speaker = meta.get("speaker")
         said_by = speaker if isinstance(speaker, str) else None
+        user = user_of(meta)
         if not self.remember(utterance, meta):
             if self.rules is None:
-                return Stored(declined=True, context=self._route(utterance, session_id, said_by))
+                routed = self._route(utterance, session_id, said_by, user)
+                return Stored(declined=True, context=routed)
             applied, fired = self.rules.context_turn(
-                utterance, session_id, speaker=said_by, vector=utterance_vector
+                utterance, session_id, speaker=said_by, user=user, vector=utterance_vector
             )
-            self._index(session_id, applied, said_by)
+            self._index(session_id, applied, said_by, user)
             return Stored(declined=True, rules=fired, context=applied)
         memory = self.memory
         stored = memory.store(
@@ -226,23 +230,34 @@ class TurnLoop(Generic[HitT, StoredT]):
         )
         stored_id = memory.stored_id(stored) if stored is not None else None
         if self.rules is None:
-            return Stored(stored, context=self._route(utterance, session_id, said_by, stored_id))
+            routed = self._route(utterance, session_id, said_by, user, stored_id)
+            return Stored(stored, context=routed)
         applied, fired = self.rules.context_turn(
-            utterance, session_id, speaker=said_by, memory_id=stored_id, vector=utterance_vector
+            utterance,
+            session_id,
+            speaker=said_by,
+            user=user,
+            memory_id=stored_id,
+            vector=utterance_vector,
         )
-        self._index(session_id, applied, said_by, stored_id)
+        self._index(session_id, applied, said_by, user, stored_id)
         if stored_id is not None:
             fired = [*self.rules.after_store(stored_id, session_id), *fired]
         return Stored(stored, rules=fired, context=applied)
 
     def _route(
-        self, text: str, session_id: str, speaker: str | None, memory_id: str | None = None
+        self,
+        text: str,
+        session_id: str,
+        speaker: str | None,
+        user: str | None,
+        memory_id: str | None = None,
     ) -> Applied | None:
         """Without rules, the entity route's own graph is fed here (it needs one)."""
         if self.entities is None:
             return None
         return self.entities.observe(
-            text, session_id=session_id, speaker=speaker, memory_id=memory_id
+            text, session_id=session_id, speaker=speaker, user=user, memory_id=memory_id
         )
 
     def _index(
@@ -250,10 +265,13 @@ class TurnLoop(Generic[HitT, StoredT]):
         session_id: str,
         applied: Applied | None,
         speaker: str | None,
+        user: str | None,
         memory_id: str | None = None,
     ) -> None:
         if self.entities is not None:
-            self.entities.index(session_id, applied, speaker=speaker, memory_id=memory_id)
+            self.entities.index(
+                session_id, applied, speaker=speaker, user=user, memory_id=memory_id
+            )
 
 
 @dataclass(slots=True)
@@ -374,7 +392,7 @@ class MemoryAgent:
                 else ([], "")
             )
             remaining = budget - estimate_tokens(known) if known else budget
-            task = self._task_context(remaining)
+            task = self._task_context(remaining, user_of(metadata))
             remaining -= estimate_tokens(task) if task else 0
             memories = self.format_context(hits, remaining)
             seen.context = "\n".join(part for part in (task, memories, known) if part)
@@ -412,12 +430,13 @@ class MemoryAgent:
             ).stored
         return self._step(user_input, turn, seen, stored_response)
 
-    def _task_context(self, budget: int) -> str:
-        """The session's active context subgraph, at most half the budget, before memories."""
+    def _task_context(self, budget: int, user: str | None) -> str:
+        """The active context subgraph of the turn's user (of the session without one), at
+        most half the budget, before memories."""
         rules = self.loop.rules
         if rules is None or rules.context is None or not rules.context.enabled:
             return ""
-        return rules.context.describe(self.session_id, budget // 2)
+        return rules.context.describe(self.session_id, budget // 2, user)
 
     def end_session(self, mode: str | None = None) -> int:
         return (

@@ -10,7 +10,8 @@
 - ``forget_request``: an input that means "forget what I just said" (``intent``)
   soft-deletes the session's ``forget_recent`` most recent user memories: tombstoned,
   never retrieved again, kept for audit. With nothing to forget, nothing changes.
-- ``context_health``: the session's task context graph (``context_graph.ContextStage``)
+- ``context_health``: the turn's task context graph (its user's, else its session's:
+  ``context_graph.ContextStage``)
   holds more than ``context_max_constraints`` constraints in force, or its entities are
   more than ``context_max_path_length`` apart on average: the session's short-term
   memories are folded into an episode, as the episode rule does (once per crossing).
@@ -32,6 +33,7 @@ import numpy as np
 from memory_core.agent.context_graph import ContextStage
 from memory_core.agent.intent import IntentDetector
 from memory_core.context import Applied, Node, PendingReview
+from memory_core.context.scope import scope_key
 from memory_core.embedding.base import embed_checked
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.events import RuleFired
@@ -205,12 +207,13 @@ class Orchestrator:
         session_id: str,
         *,
         speaker: str | None,
+        user: str | None = None,
         memory_id: str | None = None,
         forget: bool = False,
         vector: np.ndarray | None = None,
     ) -> tuple[Applied | None, list[RuleFired]]:
-        """Insert a turn into the session's context graph; fire the health and review rules
-        (``vector``: the text's unit embedding, if known)."""
+        """Insert a turn into its user's context graph (its session's without a ``user``);
+        fire the health and review rules (``vector``: the text's unit embedding, if known)."""
         stage = self.context
         if stage is None or not stage.enabled or not text.strip():
             return None, []
@@ -218,6 +221,7 @@ class Orchestrator:
             text,
             session_id=session_id,
             speaker=speaker,
+            user=user,
             memory_id=memory_id,
             forget=forget,
             vector=vector,
@@ -228,7 +232,7 @@ class Orchestrator:
                 f"context change pending review: {item.existing_slot} {item.existing_value!r} "
                 f"-> {item.slot} {item.value!r} (similarity {item.similarity:.2f})"
             )
-            queued = self._queue_context(session_id, item)
+            queued = self._queue_context(session_id, item, user)
             sources = (item.memory_id,) if item.memory_id else ()
             fired.append(
                 self._fire(CONTEXT_REVIEW, session_id, item.existing_id, message, sources, queued)
@@ -244,17 +248,17 @@ class Orchestrator:
                 fired.append(episode)
         return applied, fired
 
-    def _queue_context(self, session_id: str, item: PendingReview) -> str | None:
+    def _queue_context(self, session_id: str, item: PendingReview, user: str | None) -> str | None:
         """The review item a held-back change went to (None without a sink)."""
         stage, sink = self.context, self.context_review
         if stage is None or sink is None:
             return None
-        graph = stage.of(session_id).graph
+        graph = stage.context(scope_key(session_id, user)).graph
         if item.existing_id not in graph:
             return None
         queued = sink(session_id, item, graph.node(item.existing_id))
         if queued is not None:
-            stage.hold(queued, session_id, item)
+            stage.hold(queued, session_id, item, user)
         return queued
 
     def _fold_now(self, session_id: str, reason: str) -> RuleFired | None:

@@ -6,13 +6,19 @@ what to write); each appends a version to the log, so ``as_of(t)`` rebuilds the 
 it stood at any time and ``to_records`` / ``from_records`` round-trip it as plain dicts
 (another part persists them). Thread-safe: one re-entrant lock around every write and
 every read that walks several nodes.
+
+A graph may span several sessions of its user (the agent keeps one per user): every
+version remembers the session whose turn wrote it (``writing``), so a session can be taken
+out again (``without_session``: a purge or an erasure) and a view can say which session
+set a value and which one changed it.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
@@ -47,6 +53,8 @@ class ContextGraph:
         "_nodes",
         "_out",
         "_slot_active",
+        "_writer",
+        "_writers",
         "user",
         "user_id",
     )
@@ -59,6 +67,9 @@ class ContextGraph:
         self._nodes: dict[str, list[Node]] = {}
         self._edges: dict[str, list[Edge]] = {}
         self._log: list[Node | Edge] = []
+        self._writers: list[str | None] = []
+        """The session whose turn wrote each version of ``_log`` (None: not known)."""
+        self._writer: str | None = None
         self._by_type: dict[NodeType, dict[str, None]] = {t: {} for t in NodeType}
         self._out: dict[str, dict[str, None]] = {}
         self._in: dict[str, dict[str, None]] = {}
@@ -177,7 +188,31 @@ class ContextGraph:
             ids = [i for i in first if all(i in s for s in rest)]
             return [self._nodes[i][-1] for i in ids]
 
+    def sessions(self) -> list[str]:
+        """The sessions whose turns wrote into this graph, in the order they first did."""
+        with self._lock:
+            return list(dict.fromkeys(w for w in self._writers if w is not None))
+
+    def origin(self, ident: str) -> str | None:
+        """The session whose turn first made the node or edge (whose words it holds)."""
+        first = self.versions(ident)[0]
+        with self._lock:
+            return next(
+                (w for item, w in zip(self._log, self._writers, strict=True) if item is first),
+                None,
+            )
+
     # -- writing -----------------------------------------------------------------------
+    @contextmanager
+    def writing(self, session: str | None) -> Iterator[None]:
+        """Every version written inside is marked as written by ``session``'s turn."""
+        with self._lock:
+            before, self._writer = self._writer, session
+            try:
+                yield
+            finally:
+                self._writer = before
+
     def put_node(self, node: Node) -> Node:
         """Store a node's next version (or its first); returns it."""
         with self._lock:
@@ -192,6 +227,7 @@ class ContextGraph:
             self._index_words(node)
             self._index_slot(node)
             self._log.append(node)
+            self._writers.append(self._writer)
         return node
 
     def put_edge(self, edge: Edge) -> Edge:
@@ -208,6 +244,7 @@ class ContextGraph:
             else:
                 versions.append(edge)
             self._log.append(edge)
+            self._writers.append(self._writer)
         return edge
 
     def log_size(self) -> int:
@@ -271,41 +308,106 @@ class ContextGraph:
     def as_of(self, at: float) -> ContextGraph:
         """The graph as it stood at time ``at``: every version recorded by then."""
         with self._lock:
-            log = [item for item in self._log if item.recorded_at <= at]
+            log = [
+                (item, writer)
+                for item, writer in zip(self._log, self._writers, strict=True)
+                if item.recorded_at <= at
+            ]
         return _replayed(self.user, log)
 
     def to_records(self) -> list[dict[str, Any]]:
-        """Every version, in the order written, as plain dicts (``record``: node or edge)."""
+        """Every version, in the order written, as plain dicts (``record``: node or edge;
+        ``session``: the session that wrote it, when known)."""
         with self._lock:
             return [
-                {"record": "node", **node_record(i)}
-                if isinstance(i, Node)
-                else {"record": "edge", **edge_record(i)}
-                for i in self._log
+                {
+                    **(
+                        {"record": "node", **node_record(i)}
+                        if isinstance(i, Node)
+                        else {"record": "edge", **edge_record(i)}
+                    ),
+                    **({"session": w} if w is not None else {}),
+                }
+                for i, w in zip(self._log, self._writers, strict=True)
             ]
 
     @classmethod
-    def from_records(cls, records: Iterable[dict[str, Any]], user: str = "user") -> ContextGraph:
-        """Rebuild a graph from ``to_records`` output (validated: a bad record names itself)."""
-        log: list[Node | Edge] = []
+    def from_records(
+        cls, records: Iterable[dict[str, Any]], user: str = "user", *, partial: bool = False
+    ) -> ContextGraph:
+        """Rebuild a graph from ``to_records`` output (validated: a bad record names itself).
+        ``partial``: the records lost some versions to an erasure, so an edge whose node is
+        gone is left out instead of refused."""
+        log: list[tuple[Node | Edge, str | None]] = []
         for index, record in enumerate(records):
             try:
                 kind = record["record"]
-                log.append(node_from_record(record) if kind == "node" else edge_from_record(record))
+                item = node_from_record(record) if kind == "node" else edge_from_record(record)
+                writer = record.get("session")
+                if writer is not None and not isinstance(writer, str):
+                    raise TypeError(f"session must be a string, got {writer!r}")
             except (KeyError, ValueError, TypeError) as exc:
                 raise InputError(
                     f"records[{index}]", f"not a context graph record ({exc})"
                 ) from exc
-        return _replayed(user, log)
+            log.append((item, writer))
+        return _replayed(user, log, partial=partial)
+
+    def without_session(self, session: str) -> ContextGraph:
+        """The graph as if ``session`` had said nothing: what its turns wrote is gone (a
+        value it changed is back as it was), every node and edge it first made is gone with
+        all its versions (later versions copy its words), its turns and memories leave the
+        provenance of what stays, and edges left without an end go too."""
+        return ContextGraph.from_records(
+            records_without_session(self.to_records(), session), self.user, partial=True
+        )
 
 
-def _replayed(user: str, log: Iterable[Node | Edge]) -> ContextGraph:
+def records_without_session(
+    records: Sequence[dict[str, Any]], session: str
+) -> list[dict[str, Any]]:
+    """``to_records`` output without what ``session`` wrote or first made (see
+    ``ContextGraph.without_session``); the store applies the same rule to its rows."""
+    origin: dict[str, str | None] = {}
+    seen_turns: dict[str, set[int]] = {}
+    seen_memories: dict[str, set[str]] = {}
+    its_turns: set[int] = set()
+    its_memories: set[str] = set()
+    for record in records:  # what the session added to each node's or edge's provenance
+        ident, writer = str(record["id"]), record.get("session")
+        origin.setdefault(ident, writer)
+        turns = set(record.get("turns", ()))
+        memories = set(record.get("memories", ()))
+        if writer == session:
+            its_turns |= turns - seen_turns.get(ident, set())
+            its_memories |= memories - seen_memories.get(ident, set())
+        seen_turns[ident] = turns
+        seen_memories[ident] = memories
+    kept = []
+    for record in records:
+        if record.get("session") == session or origin[str(record["id"])] == session:
+            continue
+        kept.append(
+            {
+                **record,
+                "turns": [t for t in record.get("turns", ()) if t not in its_turns],
+                "memories": [m for m in record.get("memories", ()) if m not in its_memories],
+            }
+        )
+    return kept
+
+
+def _replayed(
+    user: str, log: Iterable[tuple[Node | Edge, str | None]], *, partial: bool = False
+) -> ContextGraph:
     graph = ContextGraph(user)
-    for item in log:
+    for item, writer in log:
+        graph._writer = writer
         if isinstance(item, Node):
             graph.put_node(item)
-        else:
+        elif not partial or (item.source in graph._nodes and item.target in graph._nodes):
             graph.put_edge(item)
+    graph._writer = None
     return graph
 
 

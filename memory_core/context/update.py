@@ -148,9 +148,17 @@ class TaskContext:
         )
 
     # -- one turn ----------------------------------------------------------------------
-    def observe(self, facts: TurnFacts, *, turn: int, memory_id: str | None = None) -> Applied:
-        """Apply one turn's facts (``turn``: its index; ``memory_id``: the stored memory)."""
-        with self._lock, self.graph.lock:
+    def observe(
+        self,
+        facts: TurnFacts,
+        *,
+        turn: int,
+        memory_id: str | None = None,
+        session: str | None = None,
+    ) -> Applied:
+        """Apply one turn's facts (``turn``: its index in this graph; ``memory_id``: the
+        stored memory; ``session``: the session it was said in, kept on what it writes)."""
+        with self._lock, self.graph.lock, self.graph.writing(session):
             step = _Step(self, facts, turn, memory_id)
             step.run()
             applied = step.applied
@@ -158,13 +166,21 @@ class TaskContext:
                 applied.health = self.health()
             return applied
 
-    def resolve(self, item: PendingReview, *, accept: bool, at: float | None = None) -> Applied:
+    def resolve(
+        self,
+        item: PendingReview,
+        *,
+        accept: bool,
+        at: float | None = None,
+        session: str | None = None,
+    ) -> Applied:
         """A reviewer's answer to a pending change: accepted, the new value replaces the
-        one in force (as if the graph had been sure); refused, nothing changes."""
+        one in force (as if the graph had been sure); refused, nothing changes.
+        ``session``: the session of the proposing turn (what the answer writes is its)."""
         applied = Applied(item.turn, labels.CHANGE)
         if not accept:
             return applied
-        with self._lock, self.graph.lock:
+        with self._lock, self.graph.lock, self.graph.writing(session):
             start = self.graph.log_size()
             facts = TurnFacts("", "user", at, labels.CHANGE, 1.0, None, 0.0)
             step = _Step(self, facts, item.turn, item.memory_id)
@@ -178,12 +194,33 @@ class TaskContext:
             step.applied.written = self.graph.written_since(start)
             return step.applied
 
-    def undo(self, applied: Applied, *, at: float) -> bool:
+    def undo(self, applied: Applied, *, at: float, session: str | None = None) -> bool:
         """Take back an accepted answer (``resolve``'s ``Applied``): the replaced value in
         force again, the accepted one withdrawn. False, and nothing changes, when a later
         turn changed what the answer wrote (``ContextGraph.revert``)."""
-        with self._lock:
+        with self._lock, self.graph.lock, self.graph.writing(session):
             return self.graph.revert(applied.written, at)
+
+    @classmethod
+    def restored(
+        cls,
+        graph: ContextGraph,
+        *,
+        embedder: Embedder | None = None,
+        settings: ContextSettings | None = None,
+    ) -> TaskContext:
+        """A context over an existing graph (one a session was taken out of): the current
+        goal is the newest goal still open; the turn-to-turn memory (what was just offered,
+        the last changes "forget what I just said" undoes) starts empty."""
+        context = cls(graph.user, embedder=embedder, settings=settings)
+        context.graph = graph
+        goals = graph.nodes(NodeType.GOAL)
+        context.goal_id = (
+            max(goals, key=lambda g: (max(g.turns, default=-1), g.recorded_at)).id
+            if goals
+            else None
+        )
+        return context
 
     def health(self) -> Health:
         """Constraints in force and the mean shortest path between active entities."""

@@ -242,6 +242,10 @@ def node_tooltip(node: ContextNodeRecord, state: NodeState) -> str:
     if extra:
         lines.append(label(", ".join(f"{k}={v}" for k, v in sorted(extra.items())), 200))
     lines.append(f"id {node.id} · version {node.version}")
+    if node.origin_session_id:
+        lines.append(f"first said in session {label(node.origin_session_id, 80)}")
+    if node.session_id and node.session_id != node.origin_session_id:
+        lines.append(f"this version by session {label(node.session_id, 80)}")
     if node.turns:
         lines.append("turns " + ", ".join(str(t) for t in node.turns[:12]))
     if node.memory_ids:
@@ -317,7 +321,9 @@ def constraints_in_force(
     pending: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """One row per constraint in force: its slot and value, the constraint it replaced
-    (the one it CONFLICTS_WITH, else its own older value), and the turns it came from."""
+    (the one it CONFLICTS_WITH, else its own older value), the turns it came from, and
+    the sessions that set each (a user's graph spans their sessions: "set in session 1,
+    changed in session 3"; empty when the graph does not say)."""
     history: dict[str, list[ContextNodeRecord]] = defaultdict(list)
     for node in nodes:
         history[node.id].append(node)
@@ -339,6 +345,10 @@ def constraints_in_force(
                 "in force": value_of(node),
                 "state": state,
                 "replaced": "; ".join(value_of(b) for b in before),
+                "set in": node.origin_session_id or "",
+                "replaced set in": ", ".join(
+                    dict.fromkeys(b.origin_session_id for b in before if b.origin_session_id)
+                ),
                 "turns": ", ".join(str(t) for t in node.turns),
                 "node": node.id,
                 "replaced node": ", ".join(b.id for b in before if b.id != node.id),
@@ -368,6 +378,7 @@ def link_rows(
             "slot": slot_of(n),
             "label": label(n.label, 60),
             "state": node_state(n, pending),
+            "set in": n.origin_session_id or "",
             "turns": ", ".join(str(t) for t in n.turns),
         }
         for n in sorted(nodes, key=lambda n: (_TYPE_RANK.get(n.type, 4), n.id))

@@ -49,6 +49,9 @@ class ContextVersion:
     attributes: Mapping[str, Any] = field(default_factory=dict)
     user_id: str | None = None
     session_id: str | None = None
+    """The session whose turn wrote this version."""
+    origin_session_id: str | None = None
+    """The session that first made the node or edge (its words are in every version)."""
     recorded_at: float | None = None
     valid_at: float | None = None
     invalid_at: float | None = None
@@ -168,8 +171,8 @@ _EDGES = _Kind("context_edges", ContextEdgeRow, ContextEdgeRecord, ("source", "t
 _KINDS = (_NODES, _EDGES)
 
 _COLUMNS = (
-    "type", "label", "user_id", "session_id", "recorded_at", "valid_at", "invalid_at",
-    "expired_at", "deprecated", "soft_deleted",
+    "type", "label", "user_id", "session_id", "origin_session_id", "recorded_at", "valid_at",
+    "invalid_at", "expired_at", "deprecated", "soft_deleted",
 )  # fmt: skip
 """Fields a record and its row hold alike (JSON lists and the key are converted)."""
 
@@ -236,7 +239,11 @@ class MemoryContextGraphRepository:
 
 
 def _about(record: ContextVersion, subject: Subject) -> bool:
-    return bool(getattr(record, subject.column) == subject.value)
+    """The rule of ``context_tables``' erasure: a user's rows; a session's written or
+    first-made rows."""
+    if subject.column == "user_id":
+        return record.user_id == subject.value
+    return subject.value in (record.session_id, record.origin_session_id)
 
 
 def _row_values(graph_id: str, kind: _Kind, record: ContextVersion) -> dict[str, Any]:

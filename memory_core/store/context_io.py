@@ -4,9 +4,15 @@ The context package knows nothing of persistence and the store's tables know not
 the context package's types; this module is the one place that turns a ``ContextGraph``
 (its ``to_records()``: every version in the order written) into the store's records and
 back with ``from_records``, so a round trip gives a graph with the same versions in the
-same order. In a snapshot an atlas's graphs (one per session) are the section
-``context-graph`` (JSON), written into the same file as the atlas, so a stored snapshot
-row and its erasure cover both.
+same order, each with the session that wrote it. In a snapshot an atlas's graphs (one per
+user, or per session for turns that name no user) are the section ``context-graph``
+(JSON), written into the same file as the atlas, so a stored snapshot row and its erasure
+cover both.
+
+Graphs were kept per session before (issue #24): a section of ``atlas-context/1`` names
+each graph by its session and its records name no session; it still loads, each graph
+under its session's scope key with its session as the writer of every version. Rows
+stored then load the same way (their ``session_id`` is the graph's session).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memory_core.context.graph import ContextGraph
+from memory_core.context.scope import scope_key
 from memory_core.engine.snapshot import add_sections, read_sections
 from memory_core.errors import InputError
 from memory_core.store.context_graphs import (
@@ -36,23 +43,31 @@ if TYPE_CHECKING:
 
 SECTION = "context-graph"
 """Name of the snapshot section holding the graph."""
-SECTION_FORMAT = "atlas-context/1"
+SECTION_FORMAT = "atlas-context/2"
+"""Graphs named by scope key, every record with the session that wrote it."""
+PER_SESSION_FORMAT = "atlas-context/1"
+"""Before: graphs named by session, records without their session (still read)."""
 
 
 def graph_records(
     graph: ContextGraph, *, session_id: str | None = None
 ) -> tuple[list[ContextNodeRecord], list[ContextEdgeRecord]]:
-    """Every version of ``graph`` as store records; ``seq`` is its place in the log."""
+    """Every version of ``graph`` as store records; ``seq`` is its place in the log, its
+    session the one that wrote it (``session_id`` when the graph does not know) and its
+    origin the session that first made its node or edge."""
     nodes: list[ContextNodeRecord] = []
     edges: list[ContextEdgeRecord] = []
+    origins: dict[str, str | None] = {}
     for seq, record in enumerate(graph.to_records()):
+        writer = record.get("session", session_id)
         common: dict[str, Any] = {
             "id": record["id"],
             "version": int(record["version"]),
             "seq": seq,
             "type": record["type"],
             "user_id": graph.user,
-            "session_id": session_id,
+            "session_id": writer,
+            "origin_session_id": origins.setdefault(record["id"], writer),
             "recorded_at": record.get("recorded_at"),
             "soft_deleted": bool(record.get("soft_deleted", False)),
             "turns": tuple(record.get("turns", ())),
@@ -85,7 +100,8 @@ def graph_records(
 
 
 def graph_from_stored(stored: StoredGraph) -> ContextGraph:
-    """Rebuild the graph from its stored versions (replayed in log order)."""
+    """Rebuild the graph from its stored versions (replayed in log order; an edge whose
+    node a session's erasure took is left out)."""
     users = {n.user_id for n in stored.nodes if n.user_id}
     users |= {e.user_id for e in stored.edges if e.user_id}
     if len(users) > 1:
@@ -93,7 +109,9 @@ def graph_from_stored(stored: StoredGraph) -> ContextGraph:
     log: list[tuple[int, dict[str, Any]]] = [(n.seq, _node_dict(n)) for n in stored.nodes]
     log += [(e.seq, _edge_dict(e)) for e in stored.edges]
     log.sort(key=lambda item: item[0])
-    return ContextGraph.from_records((r for _, r in log), user=users.pop() if users else "user")
+    return ContextGraph.from_records(
+        (r for _, r in log), user=users.pop() if users else "user", partial=True
+    )
 
 
 def _node_dict(node: ContextNodeRecord) -> dict[str, Any]:
@@ -110,7 +128,12 @@ def _node_dict(node: ContextNodeRecord) -> dict[str, Any]:
         "soft_deleted": node.soft_deleted,
         "turns": list(node.turns),
         "memories": list(node.memory_ids),
+        **_writer(node),
     }
+
+
+def _writer(record: ContextNodeRecord | ContextEdgeRecord) -> dict[str, Any]:
+    return {"session": record.session_id} if record.session_id is not None else {}
 
 
 def _edge_dict(edge: ContextEdgeRecord) -> dict[str, Any]:
@@ -129,6 +152,7 @@ def _edge_dict(edge: ContextEdgeRecord) -> dict[str, Any]:
         "recorded_at": edge.recorded_at or 0.0,
         "turns": list(edge.turns),
         "memories": list(edge.memory_ids),
+        **_writer(edge),
     }
 
 
@@ -149,8 +173,8 @@ def load_graph(repo: ContextGraphRepository, graph_id: str) -> ContextGraph:
 
 
 def section_bytes(graphs: Mapping[str, ContextGraph]) -> bytes:
-    """Graphs by name (an atlas keeps one per session) as a snapshot section: JSON with
-    each graph's user and every version in order."""
+    """Graphs by scope key (an atlas keeps one per user, ``context.scope``) as a snapshot
+    section: JSON with each graph's user and every version in order."""
     document = {
         "format": SECTION_FORMAT,
         "graphs": [
@@ -166,8 +190,10 @@ def graphs_from_section(data: bytes) -> dict[str, ContextGraph]:
         document = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(SECTION, f"is not JSON ({exc})") from exc
-    if not isinstance(document, dict) or document.get("format") != SECTION_FORMAT:
+    formats = (SECTION_FORMAT, PER_SESSION_FORMAT)
+    if not isinstance(document, dict) or document.get("format") not in formats:
         raise InputError(SECTION, f"must be an {SECTION_FORMAT} document")
+    per_session = document["format"] == PER_SESSION_FORMAT
     entries = document.get("graphs")
     if not isinstance(entries, list):
         raise InputError(SECTION, "needs a 'graphs' list")
@@ -180,6 +206,9 @@ def graphs_from_section(data: bytes) -> dict[str, ContextGraph]:
         )
         if not isinstance(name, str) or not isinstance(user, str) or not isinstance(records, list):
             raise InputError(f"{SECTION}.graphs[{i}]", "needs 'name', 'user' and 'records'")
+        if per_session:  # each graph was its session's: every version is that session's
+            records = [{"session": name, **r} if isinstance(r, dict) else r for r in records]
+            name = scope_key(name, None)
         graphs[name] = ContextGraph.from_records(records, user=user)
     return graphs
 
@@ -221,6 +250,6 @@ def graphs_in_snapshot(path: str | Path | BinaryIO) -> dict[str, ContextGraph]:
 
 
 def graph_key(atlas_id: str, name: str) -> str:
-    """A ``graph_id`` for one of an atlas's graphs (one per session): short, stable."""
+    """A ``graph_id`` for one of an atlas's graphs (by scope key): short, stable."""
     digest = hashlib.blake2b(f"{atlas_id}\x00{name}".encode(), digest_size=16).hexdigest()
     return f"ctx-{digest}"

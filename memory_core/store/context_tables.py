@@ -5,18 +5,33 @@ time travel and audit read the same rows the live view does. Provenance (the tur
 memories a version came from) is a JSON list on the row: it is read with the row, never
 joined. Times are the atlas clock's seconds as the graph holds them (double precision,
 so a stored graph reads back equal to the saved one). Created by Alembic revision
-``0401_context_graph``.
+``0401_context_graph``; ``0402_context_origin`` added ``origin_session_id``.
+
+A graph may be a user's, spanning their sessions: a row's ``session_id`` is the session
+whose turn wrote that version, ``origin_session_id`` the session that first made the node
+or edge (whose words every later version copies). Erasing a session deletes the rows of
+either kind, so nothing it said or changed stays; erasing a user deletes the graph's rows.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Boolean, CheckConstraint, Double, Index, Integer, String, Text
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ColumnElement,
+    Double,
+    Index,
+    Integer,
+    String,
+    Text,
+    or_,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from memory_core.store.base import Base, JSONDocument, table_of
-from memory_core.store.erase import register_erasable
+from memory_core.store.erase import Subject, register_erasable
 
 NODE_TYPES = ("User", "Goal", "Constraint", "Entity")
 """The seed's four node types (section 3.1)."""
@@ -42,6 +57,9 @@ class _Versioned:
     attributes: Mapped[dict[str, Any]] = mapped_column(JSONDocument)
     user_id: Mapped[str | None] = mapped_column(String(255), index=True)
     session_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    """The session whose turn wrote this version."""
+    origin_session_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    """The session that first made the node or edge (None: not known, a per-session row)."""
     recorded_at: Mapped[float | None] = mapped_column(Double)
     valid_at: Mapped[float | None] = mapped_column(Double)
     invalid_at: Mapped[float | None] = mapped_column(Double)
@@ -81,6 +99,17 @@ class ContextEdgeRow(_Versioned, Base):
     target: Mapped[str] = mapped_column(String(64))
 
 
-# A node or edge says whose it is and which session said it: erase by either.
-register_erasable(table_of(ContextNodeRow), order=30)
-register_erasable(table_of(ContextEdgeRow), order=30)
+def _erasable(row: type[ContextNodeRow] | type[ContextEdgeRow]) -> None:
+    """A version goes with its user, with the session that wrote it and with the session
+    that first made its node or edge."""
+
+    def where(subject: Subject) -> ColumnElement[bool]:
+        if subject.column == "user_id":
+            return row.user_id == subject.value
+        return or_(row.session_id == subject.value, row.origin_session_id == subject.value)
+
+    register_erasable(table_of(row), where=where, order=30)
+
+
+_erasable(ContextNodeRow)
+_erasable(ContextEdgeRow)

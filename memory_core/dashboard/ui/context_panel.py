@@ -13,10 +13,12 @@ import streamlit as st
 
 from memory_core.dashboard.context_live import (
     Graphs,
-    graph_sessions,
+    graph_scopes,
     nodes_behind,
-    session_graph,
-    session_of_node,
+    scope_graph,
+    scope_label,
+    scope_of_node,
+    sessions_of,
 )
 from memory_core.dashboard.context_view import (
     DEFAULT_MAX_ENTITY_NODES,
@@ -74,28 +76,35 @@ def entity_view(
     rule_events: Sequence[RuleFired] = (),
     empty: str = LIVE_EMPTY,
 ) -> None:
-    """Pick a conversation, draw its graph, list the constraints in force (``rule_events``:
-    the live buffer's, which name the constraints waiting for a reviewer)."""
-    sessions = graph_sessions(graphs)
-    if not sessions:
+    """Pick a graph (a user's, spanning their sessions, or a session's without a user),
+    draw it, list the constraints in force with the sessions that set and replaced them
+    (``rule_events``: the live buffer's, which name the constraints waiting for a
+    reviewer)."""
+    scopes = graph_scopes(graphs)
+    if not scopes:
         st.info(empty)
         return
     link_focus = st.session_state.pop(_LINK_FOCUS, None)
-    linked_session = session_of_node(graphs, link_focus) if link_focus else None
-    if linked_session is not None:
-        st.session_state[SESSION_KEY] = linked_session
-    elif st.session_state.get(SESSION_KEY) not in sessions:
-        st.session_state[SESSION_KEY] = (
-            preferred_session if preferred_session in sessions else sessions[-1]
-        )
+    linked = scope_of_node(graphs, link_focus) if link_focus else None
+    if linked is not None:
+        st.session_state[SESSION_KEY] = linked
+    elif st.session_state.get(SESSION_KEY) not in scopes:
+        preferred = [s for s in scopes if preferred_session in sessions_of(graphs, s)]
+        st.session_state[SESSION_KEY] = (preferred or scopes)[-1]
     c1, c2, c3 = st.columns([2, 1, 2], vertical_alignment="bottom")
-    session = c1.selectbox("Conversation (session)", sessions, key=SESSION_KEY)
+    scope = c1.selectbox(
+        "Conversation (user or session)",
+        scopes,
+        key=SESSION_KEY,
+        format_func=lambda s: scope_label(graphs, s),
+        help="A user's graph spans their sessions; a session that names no user has its own.",
+    )
     show_forgotten = c2.toggle("Show forgotten", key="entity_show_forgotten")
     max_nodes = c3.slider(
         "Most nodes drawn", 10, MAX_ENTITY_NODES, DEFAULT_MAX_ENTITY_NODES, 10,
         key="entity_max_nodes",
     )  # fmt: skip
-    graph = session_graph(graphs, session, rule_events)
+    graph = scope_graph(graphs, scope, rule_events)
     if graph is None:
         st.info("That conversation has no graph any more.")
         return

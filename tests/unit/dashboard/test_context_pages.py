@@ -24,8 +24,8 @@ from memory_core.dashboard.context_live import (
     item_memories,
     live_graphs,
     nodes_behind,
-    session_graph,
-    session_of_node,
+    scope_graph,
+    scope_of_node,
     snapshot_sections,
 )
 from memory_core.dashboard.knowledge_view import open_knowledge
@@ -75,16 +75,20 @@ def talk_about_a_trip(
     stage = system.player.rules.context
     assert stage is not None
     ctx = stage.of(session)
+    said_in = {"session": session}
     hotel = EntityMention("Hotel Avenida", "hotel")
     first = SlotValue("user", "hotel limit", "150 EUR", "money", 150.0, "EUR", "night")
     ctx.observe(
-        facts(goal="book a trip", slots=[first], entities=[hotel]), turn=0, memory_id=memories[0]
+        facts(goal="book a trip", slots=[first], entities=[hotel]),
+        turn=0,
+        memory_id=memories[0],
+        **said_in,
     )
     raised = SlotValue("user", "hotel limit", "180 EUR", "money", 180.0, "EUR", "night")
-    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id=memories[1])
+    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id=memories[1], **said_in)
     code = SlotValue("user", "door code", "4411", topic="door")
-    ctx.observe(facts(slots=[code]), turn=2, memory_id=memories[2])
-    ctx.observe(facts("forget", forget_topic="door"), turn=3)
+    ctx.observe(facts(slots=[code]), turn=2, memory_id=memories[2], **said_in)
+    ctx.observe(facts("forget", forget_topic="door"), turn=3, **said_in)
 
 
 @pytest.fixture
@@ -139,12 +143,12 @@ def test_a_link_opens_the_entity_view_focused_on_its_node(app: AppTest) -> None:
     system = live_system()
     talk_about_a_trip(system, session="other")
     talk_about_a_trip(system, session="trip")
-    graph = session_graph(live_graphs(system.player.rules), "other")
+    graph = scope_graph(live_graphs(system.player.rules), "session:other")
     assert graph is not None
     node = next(n for n in graph.nodes if n.type == "Constraint" and not n.deprecated)
     at = on_live_graph(app, view="entities", focus=node.id)
     assert at.segmented_control(key="graph_view_mode").value == "entities"
-    assert at.selectbox(key="entity_session").value == "other"
+    assert at.selectbox(key="entity_session").value == "session:other"
     assert at.selectbox(key="entity_focus").value == node.id
     at.segmented_control(key="graph_view_mode").set_value("memories").run()  # the link
     assert at.segmented_control(key="graph_view_mode").value == "memories"  # applied once
@@ -238,11 +242,11 @@ def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
         stage = live_graphs(system.player.rules)
         found = nodes_behind(stage, ["m1"], ["trip", "nowhere"])
         assert [(s, n.attributes.get("value")) for s, n in found if n.type == "Constraint"] == [
-            ("trip", "180 EUR")
+            ("session:trip", "180 EUR")
         ]
         assert nodes_behind(stage, [], ["trip"]) == []
-        assert session_of_node(stage, found[0][1].id) == "trip"
-        assert session_of_node(stage, "nope") is None
+        assert scope_of_node(stage, found[0][1].id) == "session:trip"
+        assert scope_of_node(stage, "nope") is None
         in_force = next(n.id for s, n in found if n.type == "Constraint")
         asked = RuleFired(
             at=DAY, session_id="trip", rule=CONTEXT_REVIEW, node_id=in_force, message="?"
@@ -250,12 +254,13 @@ def test_nodes_behind_memories_sessions_and_snapshot_sections() -> None:
         elsewhere = RuleFired(
             at=DAY, session_id="other", rule=CONTEXT_REVIEW, node_id="x", message="?"
         )
-        graph = session_graph(stage, "trip", [asked, elsewhere])
+        graph = scope_graph(stage, "session:trip", [asked, elsewhere])
         assert graph is not None and graph.pending == {in_force}
-        assert session_graph(stage, "nowhere") is None
+        assert graph.sessions == ("trip",)
+        assert scope_graph(stage, "session:nowhere") is None
         graphs = graphs_from_section(snapshot_sections(stage)[SECTION])
-        assert list(graphs) == ["trip"]
-        assert graphs["trip"].to_records() == stage["trip"].to_records()
+        assert list(graphs) == ["session:trip"]
+        assert graphs["session:trip"].to_records() == stage["session:trip"].to_records()
     finally:
         system.close()
 
@@ -271,13 +276,19 @@ def test_saving_the_live_atlas_keeps_its_graphs_in_the_snapshot_and_the_tables(
         info = system.save_snapshot_to_db("with context")
         db, atlas_id = system.recording.db, system.recording.atlas_id
         assert db is not None and atlas_id is not None
-        expected = live_graphs(system.player.rules)["trip"].to_records()
-        assert load_graph(db.context_graphs, graph_key(atlas_id, "trip")).to_records() == expected
+        expected = live_graphs(system.player.rules)["session:trip"].to_records()
+        stored = load_graph(db.context_graphs, graph_key(atlas_id, "session:trip")).to_records()
+        assert [_unsaid(r) for r in stored] == [_unsaid(r) for r in expected]
+        assert {r["session"] for r in stored} == {"trip"}  # the user node too: a session's graph
         with zipfile.ZipFile(io.BytesIO(db.snapshots.data(info.id))) as archive:
             section = archive.read(f"section/{SECTION}")
-        assert graphs_from_section(section)["trip"].to_records() == expected
+        assert graphs_from_section(section)["session:trip"].to_records() == expected
     finally:
         system.close()
+
+
+def _unsaid(record: dict[str, object]) -> dict[str, object]:
+    return {k: v for k, v in record.items() if k != "session"}
 
 
 def test_a_loaded_snapshot_shows_the_graphs_saved_in_it(app: AppTest, tmp_path: Path) -> None:
@@ -289,7 +300,7 @@ def test_a_loaded_snapshot_shows_the_graphs_saved_in_it(app: AppTest, tmp_path: 
         system.atlas, live_graphs(system.player.rules), tmp_path / "with-context.npz"
     )
     atlas, graphs = open_snapshot(path.read_bytes(), HashingEmbedder(), name="with-context.npz")
-    assert list(graphs) == ["trip"]
+    assert list(graphs) == ["session:trip"]
     app.session_state[Keys.SOURCE] = AtlasSource.SNAPSHOT
     app.session_state[Keys.LOADED] = LoadedAtlas(atlas, "file x", AtlasSource.SNAPSHOT, graphs)
     at = on_live_graph(app)
