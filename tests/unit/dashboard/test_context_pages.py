@@ -138,6 +138,28 @@ def test_entities_view_shows_the_constraint_in_force_and_what_it_replaced(app: A
     assert "forgotten" not in caption
 
 
+def test_a_users_graph_names_the_sessions_that_set_and_changed_a_value(app: AppTest) -> None:
+    app.run()
+    stage = live_system().player.rules.context
+    assert stage is not None
+    ctx = stage.context("user:ana")
+    first = SlotValue("user", "trip budget", "5,000 EUR", "money", 5000.0, "EUR")
+    raised = SlotValue("user", "trip budget", "6,000 EUR", "money", 6000.0, "EUR")
+    ctx.observe(facts(goal="plan a trip", slots=[first]), turn=0, memory_id="m0", session="s1")
+    ctx.observe(facts("change", slots=[raised]), turn=1, memory_id="m1", session="s3")
+    at = on_live_graph(app)
+    at.segmented_control(key="graph_view_mode").set_value("entities").run()
+    assert not at.exception, [e.value for e in at.exception]
+    picker = at.selectbox(key="entity_session")
+    assert picker.value == "user:ana"
+    assert picker.format_func(picker.value) == "user ana · sessions s1, s3"
+    (table,) = at.dataframe
+    rows = table.value.to_dict("records")
+    assert [(r["in force"], r["set in"], r["replaced"], r["replaced set in"]) for r in rows] == [
+        ("6,000 EUR", "s3", "5,000 EUR", "s1")
+    ]
+
+
 def test_a_link_opens_the_entity_view_focused_on_its_node(app: AppTest) -> None:
     app.run()
     system = live_system()

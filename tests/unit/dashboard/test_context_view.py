@@ -125,11 +125,32 @@ def test_the_constraint_in_force_names_the_one_it_replaced_and_its_turns() -> No
             "in force": "180 EUR per night",
             "state": "active",
             "replaced": "150 EUR per night",
+            "set in": "",  # the records name no session
+            "replaced set in": "",
             "turns": "4",
             "node": "C-180",
             "replaced node": "C-150",
         }
     ]
+
+
+def test_a_users_graph_says_which_session_set_a_value_and_which_changed_it() -> None:
+    nodes, edges = hotel_trip()
+    said = {"C-150": ("s1", "s1"), "C-180": ("s3", "s3")}
+    nodes = [
+        replace(n, origin_session_id=said[n.id][0], session_id=said[n.id][1]) if n.id in said else n
+        for n in nodes
+    ]
+    nodes = [
+        replace(n, session_id="s3") if n.id == "C-150" and n.version == 2 else n for n in nodes
+    ]
+    (row,) = constraints_in_force(nodes, edges)
+    assert (row["in force"], row["set in"], row["replaced"], row["replaced set in"]) == (
+        "180 EUR per night", "s3", "150 EUR per night", "s1"
+    )  # fmt: skip
+    old = vis_nodes(build_entity_graph(nodes, edges).html)["C-150"]["title"]
+    assert "first said in session s1" in str(old) and "this version by session s3" in str(old)
+    assert [r["set in"] for r in link_rows(latest(nodes)) if r["node"] == "C-150"] == ["s1"]
 
 
 def test_a_changed_value_on_the_same_node_replaces_its_older_version() -> None:
