@@ -2,18 +2,20 @@
 
 One graph per user, not per session: the seed's node ids are a hash of user + day + key,
 and a user's goals and constraints carry across their sessions (the cap set in session 1
-and raised in session 3 is one slot, changed). A turn whose memory names its user
-(``user_id`` metadata, ``conflicts.detector.USER_KEY``) goes into that user's graph; a
-turn without one into its session's graph alone, the rule the conflict guard keeps for
-memories (issue #29). Every turn (what the user says and, when stored, what the
+and raised in session 3 is one slot, changed). A turn whose metadata names its user
+(``user_id``, ``conflicts.detector.USER_KEY``) goes into that user's graph; a turn without
+one into its session's graph alone, the rule the conflict guard keeps for memories (issue
+#29; ``context.scope``). Every turn (what the user says and, when stored, what the
 assistant says) is extracted and inserted with the stored memory's id, the turn's index
 in its graph and its session as provenance (``ContextGraph.writing``), so a view can say
-"set in session 1, changed in session 3" and a purged session can be taken out again. As in a replay, a turn is read with the other side's
-turn before it (what a verbless "Stalls, please." answers), and with the vector the loop
-already computed for the utterance, so the turn is not embedded twice. The responder gets the active subgraph (the goal, the
-constraints in force and what they replaced, the key entities) ahead of the recalled
-memories, within the token budget, so "what is my hotel limit?" is answered from the
-constraint in force, never from the one it replaced.
+"set in session 1, changed in session 3" and a purged session can be taken out again.
+
+As in a replay, a turn is read with the other side's turn before it in its session (what
+a verbless "Stalls, please." answers), and with the vector the loop already computed for
+the utterance, so the turn is not embedded twice. The responder gets the active subgraph
+(the goal, the constraints in force and what they replaced, the key entities) ahead of
+the recalled memories, within the token budget, so "what is my hotel limit?" is answered
+from the constraint in force, never from the one it replaced.
 
 The stage rides on the orchestrator (``rules.Orchestrator``): on wherever the rules are on
 and ``AtlasConfig.context_graph`` is true, off in harness replays. The English parser
@@ -48,7 +50,6 @@ from memory_core.engine.events import AtlasEvent, SessionEnded
 if TYPE_CHECKING:
     from memory_core.context import ContextGraph
     from memory_core.engine.atlas import ElasticMemoryAtlas
-
 
 CONTEXT_HEADER = "Task context (constraints in force):"
 
@@ -271,16 +272,6 @@ class ContextStage:
             self._user.pop(session_id, None)
             self._last.pop(session_id, None)
             self._forget_items(lambda held: held.session_id == session_id)
-
-    def erase_user(self, user: str) -> None:
-        """Drop a user's whole graph (the right to erasure for that user)."""
-        scope = scope_key("", user)
-        with self._lock:
-            for session in self._scopes.get(scope, ()):
-                if self._user.get(session) == user:
-                    del self._user[session]
-                    self._last.pop(session, None)
-            self._drop(scope)
 
     def _drop(self, scope: str) -> None:
         """Forget a scope's graph and everything about it (lock held)."""

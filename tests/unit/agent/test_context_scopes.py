@@ -176,15 +176,6 @@ def test_purging_the_only_session_of_a_graph_drops_it() -> None:
     assert world.stage.describe("s2", 200) == ""
 
 
-def test_erasing_a_user_drops_their_graph_only() -> None:
-    world = World()
-    world.say("The trip has to stay under 5,000 euros.", "s1", "ana")
-    world.say("The trip has to stay under 5,000 euros.", "s2", "bo")
-    world.stage.erase_user("ana")
-    assert list(world.stage.graphs()) == ["user:bo"]
-    assert world.stage.describe("s1", 200) == ""
-
-
 def held_change(world: World) -> PendingReview:
     graph = world.stage.context("user:ana").graph
     (in_force,) = [n for n in active_constraints(graph) if n.attr("slot") == "trip budget"]
