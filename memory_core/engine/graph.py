@@ -200,10 +200,18 @@ class EdgeStore:
         degree += np.bincount(self._ends[: 2 * n], minlength=len(degree)).astype(degree.dtype)
         self._thread()
 
-    def neighbours(self, slot: int) -> Iterator[tuple[int, float]]:
-        """(neighbour, strongest relation strength)."""
-        for half in list(self._halves(slot)):
-            yield int(self._ends[half ^ 1]), float(self._strength[half >> 1])
+    def neighbours(self, slot: int) -> list[tuple[int, float]]:
+        """(neighbour, strongest relation strength), in position order (``item`` reads:
+        a retrieval walks ~50 of these, and a numpy scalar per read cost more)."""
+        out: list[tuple[int, float]] = []
+        if slot >= len(self._head):
+            return out
+        ends, strength, nxt = self._ends, self._strength, self._next
+        half = self._head.item(slot)
+        while half >= 0:
+            out.append((ends.item(half ^ 1), strength.item(half >> 1)))
+            half = nxt.item(half)
+        return out
 
     def association(self, weight: np.ndarray) -> np.ndarray:
         """sum over neighbours j of strength_ij * weight_j / degree_j (one PageRank step)."""
