@@ -7,7 +7,8 @@ The turn's own vector is the one the agent loop computes anyway (the
 forget rule and recall embed the utterance): it is computed before the clock starts and
 passed in, and its cost is reported beside, not counted. Everything else the graph embeds
 (candidate phrases, slot names) starts cold: MiniLM behind a cache in memory only, new for
-each measured pass, so a warm cache file from an earlier run cannot flatter the numbers.
+each measured pass, and the process's phrase memory emptied, so a warm cache file from an
+earlier run or the batched pass cannot flatter the numbers.
 
 Reads ``../shared/datasets/locomo-dev`` when present; ``context_costs`` returns None (and
 ``main`` says so) when it is not. Targets: <= 5 ms per turn batched, <= 15 ms p99 live.
@@ -111,12 +112,18 @@ def context_costs(
 
 
 def _cold_extractor() -> Extractor:
-    """An extractor over MiniLM with an empty in-memory cache, its examples embedded."""
+    """An extractor over MiniLM with an empty in-memory cache, its examples embedded; the
+    process's phrase memory (``embedding.bfloat16.phrase_memory``, shared by every
+    extractor and context over MiniLM) emptied first."""
     from memory_core.context import Extractor
+    from memory_core.context.extract.turn import PHRASE_MEMORY
+    from memory_core.embedding.bfloat16 import phrase_memory
     from memory_core.embedding.cache import CachedEmbedder
     from memory_core.embedding.minilm import MiniLMEmbedder
 
-    extractor = Extractor(CachedEmbedder(MiniLMEmbedder()))
+    embedder = CachedEmbedder(MiniLMEmbedder())
+    phrase_memory(embedder, PHRASE_MEMORY).clear()
+    extractor = Extractor(embedder)
     extractor.warm_classifiers()
     return extractor
 

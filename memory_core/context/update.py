@@ -33,7 +33,7 @@ from memory_core.context.extract.slots import (
     USER,
     SlotValue,
 )
-from memory_core.context.extract.turn import EntityMention, TurnFacts
+from memory_core.context.extract.turn import PHRASE_MEMORY, EntityMention, TurnFacts
 from memory_core.context.graph import ContextGraph
 from memory_core.context.model import (
     Edge,
@@ -49,6 +49,7 @@ from memory_core.context.model import (
 from memory_core.context.review_gate import refusal
 from memory_core.context.values import PRICES, comparable, family, holds
 from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.embedding.bfloat16 import phrase_memory
 
 GOAL_SWITCH_MARGIN = 0.1
 """A turn moves to another task only when it is this much nearer to it than to the current."""
@@ -120,8 +121,9 @@ class TaskContext:
 
     Args:
         user: the user's id (part of every node id).
-        embedder: compares slot names ("hotel budget" vs "hotel limit"); without one only
-            identical slot names are one slot.
+        embedder: compares slot names ("hotel budget" vs "hotel limit"), through its
+            bfloat16 twin when it is MiniLM (``embedding.bfloat16.phrase_memory``); without
+            one only identical slot names are one slot.
         settings: thresholds (the agent fills the health ones from ``AtlasConfig``).
     """
 
@@ -136,6 +138,7 @@ class TaskContext:
         self.embedder = embedder
         self.settings = settings or ContextSettings()
         self.goal_id: str | None = None
+        self._names = None if embedder is None else phrase_memory(embedder, PHRASE_MEMORY)
         self._slot_vectors: dict[str, np.ndarray] = {}
         self._changes: deque[_Change] = deque(maxlen=64)
         self._offered: list[SlotValue] = []
@@ -240,7 +243,7 @@ class TaskContext:
     def slot_similarity(self, a: str, b: str) -> float:
         if a == b:
             return 1.0
-        if self.embedder is None:
+        if self._names is None:
             return 0.0
         self.prime_slot_names((a, b))
         return float(self._slot_vectors[a] @ self._slot_vectors[b])
@@ -249,8 +252,8 @@ class TaskContext:
         """Embed the slot names not seen yet, in one call (a replay knows all of them
         before it inserts the first turn)."""
         missing = list(dict.fromkeys(s for s in names if s not in self._slot_vectors))
-        if missing and self.embedder is not None:
-            for name, vector in zip(missing, embed_checked(self.embedder, missing), strict=True):
+        if missing and self._names is not None:
+            for name, vector in zip(missing, embed_checked(self._names, missing), strict=True):
                 self._slot_vectors[name] = vector
 
 

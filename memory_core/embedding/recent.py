@@ -52,6 +52,11 @@ class RecentCache(Generic[V]):
                 found.append(value)
         return found
 
+    def clear(self) -> None:
+        """Let go of everything (a benchmark's cold start)."""
+        with self._lock:
+            self._items.clear()
+
     def put_many(self, items: Iterable[tuple[str, V]]) -> None:
         pairs = list(items)  # computed before the lock is taken
         with self._lock:
@@ -77,6 +82,10 @@ class RecentEmbedder:
     @property
     def dim(self) -> int:
         return self._inner.dim
+
+    def clear(self) -> None:
+        """Let go of every vector (a benchmark's cold start)."""
+        self._vectors.clear()
 
     def prime(self, texts: Sequence[str]) -> None:
         """Embed the texts not held, in one call."""

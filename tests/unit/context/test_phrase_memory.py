@@ -56,3 +56,12 @@ def test_a_lookup_keeps_a_value_in_the_cache() -> None:
     assert cache.get_many(["a", "b", "c"]) == [1, None, 3]
     assert cache.missing(["b", "a", "b"]) == ["b"]
     assert len(cache) == 2
+
+
+def test_a_cleared_memory_embeds_again() -> None:
+    model = CallRecordingEmbedder(HashingEmbedder())
+    memo = RecentEmbedder(model, capacity=10)
+    memo.embed(["keep up"])
+    memo.clear()
+    memo.embed(["keep up"])
+    assert model.calls == [["keep up"], ["keep up"]]
