@@ -10,18 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-_FLOAT32_OF: np.ndarray = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-"""The float32 value of every float16 bit pattern (256 KB, numpy's own conversion): numpy
-casts float16 one element at a time in software (~75 µs for the ~110 candidate rows a
-search scores again at 384-d), while a lookup in this table is vectorised (~35 µs) and
-gives the very same floats."""
-
-
-def to_float32(rows: np.ndarray) -> np.ndarray:
-    """Float16 ``rows`` as a new float32 array, bit for bit what ``astype`` gives."""
-    out: np.ndarray = _FLOAT32_OF.take(np.ascontiguousarray(rows).view(np.uint16))
-    return out
-
 
 class HalfRows:
     """A growable float16 row store. A row never changes once added and growth copies
@@ -45,7 +33,3 @@ class HalfRows:
     def rows(self) -> np.ndarray:
         """Every row added so far (a view, valid until the next add)."""
         return self._rows[: self.ntotal]
-
-    def gather(self, labels: np.ndarray) -> np.ndarray:
-        """The rows at ``labels`` as float32 (a new array)."""
-        return to_float32(self.rows().take(labels, axis=0))

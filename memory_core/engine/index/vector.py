@@ -106,14 +106,6 @@ def _stored_rows(store: Any, dim: int) -> np.ndarray:
     return store.rows() if isinstance(store, HalfRows) else _rows(store, dim)
 
 
-def _gathered(store: Any, dim: int, labels: np.ndarray) -> np.ndarray:
-    """The rows of a row store at ``labels``, as a new float32 array."""
-    if isinstance(store, HalfRows):
-        return store.gather(labels)
-    rows: np.ndarray = _rows(store, dim)[labels]
-    return rows
-
-
 class PinnedRows:
     """Some stored vectors, to be read later without holding a lock throughout.
 
@@ -136,7 +128,7 @@ class PinnedRows:
         for start in range(0, len(self.labels), self.CHUNK):
             stop = start + self.CHUNK
             with lock:
-                out[start:stop] = _gathered(self._store, self._dim, self.labels[start:stop])
+                out[start:stop] = _stored_rows(self._store, self._dim)[self.labels[start:stop]]
         return out
 
 
@@ -335,7 +327,8 @@ class VectorIndex:
         labels = self._labels(ids)
         if not len(labels):
             return np.empty((0, self._dim), dtype=np.float32)
-        return _gathered(self._exact, self._dim, labels)
+        vectors: np.ndarray = self._stored()[labels].astype(np.float32, copy=False)
+        return vectors
 
     def pin(self, ids: np.ndarray) -> PinnedRows:
         """The stored vectors of ``ids``, to ``read`` later (a snapshot copies them
@@ -403,13 +396,14 @@ class VectorIndex:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(similarities, labels): each query's best ``k`` of its ``candidates`` labels
         (-1 none) by their float32 rows, FAISS's own kernel; -1 labels where fewer."""
+        stored = self._stored()
         sims = np.full((len(queries), k), -np.finfo(np.float32).max, dtype=np.float32)
         labels = np.full((len(queries), k), -1, dtype=np.int64)
         for i, row in enumerate(candidates):
             row = np.sort(row[row >= 0])
             found = min(k, len(row))
             if found:
-                rows = _gathered(self._exact, self._dim, row)
+                rows = stored[row].astype(np.float32, copy=False)
                 best, at = faiss.knn(
                     queries[i : i + 1], rows, found, metric=faiss.METRIC_INNER_PRODUCT
                 )
@@ -425,7 +419,7 @@ class VectorIndex:
         if want <= 0:
             n = len(queries)
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
-        rows = _gathered(self._exact, self._dim, labels)
+        rows = self._stored()[labels].astype(np.float32, copy=False)
         sims, found = faiss.knn(queries, rows, want, metric=faiss.METRIC_INNER_PRODUCT)
         return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
 

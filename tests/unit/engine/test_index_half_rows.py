@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory_core.engine.index.half_rows import HalfRows, to_float32
+from memory_core.engine.index.half_rows import HalfRows
 
 
 def test_rows_are_the_float16_roundings_in_order_and_survive_growth() -> None:
@@ -21,14 +21,3 @@ def test_rows_are_the_float16_roundings_in_order_and_survive_growth() -> None:
     assert store.ntotal == len(want) == 32
     for rows, n in earlier:  # a view taken before an add still reads its rows
         np.testing.assert_array_equal(rows, want[:n])
-
-
-def test_float32_rows_are_bit_for_bit_numpys_conversion() -> None:
-    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16).reshape(256, 256)
-    got, want = to_float32(every), every.astype(np.float32)
-    assert got.dtype == np.float32 and got.shape == want.shape
-    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))  # NaN bits too
-    store = HalfRows(256)
-    store.add(np.random.default_rng(3).standard_normal((40, 256)).astype(np.float32))
-    labels = np.array([39, 0, 7, 7, 12])
-    np.testing.assert_array_equal(store.gather(labels), store.rows()[labels].astype(np.float32))
