@@ -144,9 +144,11 @@ class Extractor:
 
     def warm_classifiers(self) -> None:
         """Embed every classifier's examples now, off the hot path (else the first turn
-        does it)."""
+        does it), and the attribute names a free choice can get: the graph compares them
+        as slot names, through the same process-wide phrase memory when it is MiniLM's."""
         for classifier in (self._intents, self._goals, self._namer, self._commands, self._people):
             classifier.vectors()
+        self._phrase_vectors.prime(list(labels.SLOT_EXAMPLES))
 
     def slots(self, text: str, *, speaker: str = USER, at: float | None = None) -> list[SlotValue]:
         """The slot values of one text (no intent or goal: one parse, at most one embedding)."""
