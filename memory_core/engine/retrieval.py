@@ -253,7 +253,7 @@ def nearest(
         if session is None or among is not None:
             return sims, slots
         keep = state.table.session[slots] == session
-        if keep.sum() >= k or len(slots) < depth:
+        if np.count_nonzero(keep) >= k or len(slots) < depth:
             return sims[keep][:k], slots[keep][:k]
         depth *= 4
 
@@ -295,7 +295,7 @@ def _candidates(
     while True:
         scores, slots = search(depth)
         keep = _eligible(state, slots, query, now, scope)
-        if keep.sum() >= k or len(slots) < depth:
+        if np.count_nonzero(keep) >= k or len(slots) < depth:
             break
         depth *= 4
     slots, scores = slots[keep], scores[keep]

@@ -14,7 +14,7 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Sequence
-from itertools import chain
+from itertools import accumulate, chain
 
 import numpy as np
 
@@ -372,12 +372,12 @@ class LexicalIndex:
         # loop over the terms, in a dozen numpy calls instead of a dozen per term
         slots = np.concatenate([term_slots for term_slots, _ in held])
         tf = np.concatenate([term_tf for _, term_tf in held])
-        ends = np.cumsum([len(term_slots) for term_slots, _ in held])
-        if group is not None:
+        dfs = [len(term_slots) for term_slots, _ in held]  # each term's documents
+        if group is not None:  # ... in the group
             inside = self._group[slots] == group
             slots, tf = slots[inside], tf[inside]
-            ends = np.cumsum(inside)[ends - 1]
-        dfs = np.diff(ends, prepend=0).tolist()  # each term's documents (in the group)
+            ends = np.cumsum(inside)[[end - 1 for end in accumulate(dfs)]].tolist()
+            dfs = [end - start for start, end in zip([0, *ends], ends, strict=False)]
         idf = np.array(
             [math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs], dtype=np.float32
         )
