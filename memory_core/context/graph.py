@@ -51,6 +51,7 @@ class ContextGraph:
         "_lock",
         "_log",
         "_nodes",
+        "_origins",
         "_out",
         "_slot_active",
         "_writer",
@@ -70,6 +71,8 @@ class ContextGraph:
         self._writers: list[str | None] = []
         """The session whose turn wrote each version of ``_log`` (None: not known)."""
         self._writer: str | None = None
+        self._origins: dict[str, str | None] = {}
+        """Node or edge id -> the session that wrote its first version."""
         self._by_type: dict[NodeType, dict[str, None]] = {t: {} for t in NodeType}
         self._out: dict[str, dict[str, None]] = {}
         self._in: dict[str, dict[str, None]] = {}
@@ -195,12 +198,10 @@ class ContextGraph:
 
     def origin(self, ident: str) -> str | None:
         """The session whose turn first made the node or edge (whose words it holds)."""
-        first = self.versions(ident)[0]
-        with self._lock:
-            return next(
-                (w for item, w in zip(self._log, self._writers, strict=True) if item is first),
-                None,
-            )
+        try:
+            return self._origins[ident]
+        except KeyError:
+            raise NotFoundError("context node or edge", ident) from None
 
     # -- writing -----------------------------------------------------------------------
     @contextmanager
@@ -219,6 +220,7 @@ class ContextGraph:
             versions = self._nodes.get(node.id)
             if versions is None:
                 self._nodes[node.id] = [node]
+                self._origins[node.id] = self._writer
                 self._by_type[node.type][node.id] = None
                 for turn in node.turns[:1]:
                     self._by_turn.setdefault(turn, {})[node.id] = None
@@ -239,6 +241,7 @@ class ContextGraph:
             versions = self._edges.get(edge.id)
             if versions is None:
                 self._edges[edge.id] = [edge]
+                self._origins[edge.id] = self._writer
                 self._out.setdefault(edge.source, {})[edge.id] = None
                 self._in.setdefault(edge.target, {})[edge.id] = None
             else:

@@ -57,9 +57,9 @@ def graph_records(
     origin the session that first made its node or edge."""
     nodes: list[ContextNodeRecord] = []
     edges: list[ContextEdgeRecord] = []
-    origins: dict[str, str | None] = {}
     for seq, record in enumerate(graph.to_records()):
         writer = record.get("session", session_id)
+        origin = graph.origin(record["id"])
         common: dict[str, Any] = {
             "id": record["id"],
             "version": int(record["version"]),
@@ -67,7 +67,7 @@ def graph_records(
             "type": record["type"],
             "user_id": graph.user,
             "session_id": writer,
-            "origin_session_id": origins.setdefault(record["id"], writer),
+            "origin_session_id": origin if origin is not None else session_id,
             "recorded_at": record.get("recorded_at"),
             "soft_deleted": bool(record.get("soft_deleted", False)),
             "turns": tuple(record.get("turns", ())),
