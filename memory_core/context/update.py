@@ -145,6 +145,8 @@ class TaskContext:
         """The other side's values of the turn just before: a confirmation adopts them."""
         self._asked_change = False
         """The user's turn just before asked for a change: the reply reports what was set."""
+        self._session: str | None = None
+        """The session of the turn just before (the turn-to-turn memory is its)."""
         self._lock = threading.RLock()
         self.graph.put_node(
             Node(self.graph.user_id, NodeType.USER, user, normalise(user), recorded_at=0.0)
@@ -160,8 +162,17 @@ class TaskContext:
         session: str | None = None,
     ) -> Applied:
         """Apply one turn's facts (``turn``: its index in this graph; ``memory_id``: the
-        stored memory; ``session``: the session it was said in, kept on what it writes)."""
+        stored memory; ``session``: the session it was said in, kept on what it writes).
+
+        The turn-to-turn memory (what the other side just offered, whether a change was
+        just asked, the changes "forget what I just said" undoes) is one session's: a turn
+        of another session of the user starts it afresh, so a "yes" days later adopts
+        nothing and a forget undoes nothing said elsewhere."""
         with self._lock, self.graph.lock, self.graph.writing(session):
+            if session != self._session:
+                self._session = session
+                self._offered, self._asked_change = [], False
+                self._changes.clear()
             step = _Step(self, facts, turn, memory_id)
             step.run()
             applied = step.applied

@@ -34,6 +34,13 @@ SAID: dict[str, tuple[str, tuple[SlotValue, ...], tuple[EntityMention, ...]]] = 
     "The trip has to stay under 5,000 euros.": (labels.STATE, (cap(5000),), ()),
     "My cap went up: it's 6,000 euros now.": (labels.CHANGE, (cap(6000),), ()),
     "I'm flying to Munich for the fair.": (labels.STATE, (), (EntityMention("Munich", "GPE"),)),
+    "They have a table at 9:15, shall I take it?": (
+        labels.STATE,
+        (SlotValue("assistant", "table time", "9:15", "time"),),
+        (),
+    ),
+    "Yes, take it.": (labels.CONFIRM, (), ()),
+    "Forget what I just said.": (labels.FORGET, (), ()),
     "I eat vegetarian.": (
         labels.STATE,
         (SlotValue("user", "meal preference", "vegetarian", topic="meal"),),
@@ -72,9 +79,9 @@ class World:
         self.rules = Orchestrator(self.atlas, context=self.stage)
         self.loop: TurnLoop[Any, Any] = TurnLoop(AtlasMemory(self.atlas), rules=self.rules)
 
-    def say(self, text: str, session: str, user: str | None = None) -> None:
+    def say(self, text: str, session: str, user: str | None = None, speaker: str = "user") -> None:
         self.clock.advance(3600.0)
-        metadata = {"speaker": "user", **user_metadata(user)}
+        metadata = {"speaker": speaker, **user_metadata(user)}
         self.loop.store(text, session_id=session, metadata=metadata)
 
     def in_force(self, scope: str) -> list[str]:
@@ -127,6 +134,22 @@ def test_a_turn_without_a_user_in_a_users_session_stays_in_the_session() -> None
     assert world.in_force("user:ana") == ["5,000 EUR"]
     assert world.in_force("session:s1") == ["6,000 EUR"]
     assert "5,000 EUR" in world.stage.describe("s1", 200)  # the session reads its user's
+
+
+@pytest.mark.parametrize("later", ["s1", "s2"])
+def test_a_yes_adopts_only_what_was_offered_in_its_own_session(later: str) -> None:
+    world = World()
+    world.say("They have a table at 9:15, shall I take it?", "s1", "ana", speaker="assistant")
+    world.say("Yes, take it.", later, "ana")
+    assert world.in_force("user:ana") == (["9:15"] if later == "s1" else [])
+
+
+@pytest.mark.parametrize("later", ["s1", "s2"])
+def test_forget_what_i_just_said_undoes_only_its_own_sessions_change(later: str) -> None:
+    world = World()
+    world.say("The trip has to stay under 5,000 euros.", "s1", "ana")
+    world.say("Forget what I just said.", later, "ana")
+    assert world.in_force("user:ana") == ([] if later == "s1" else ["5,000 EUR"])
 
 
 def test_two_users_are_apart() -> None:
