@@ -194,7 +194,7 @@ class WriteMixin(AtlasBase):
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
         family = None
         if write.kind is MemoryKind.SESSION and not write.pinned:  # a line of a family
-            family, _ = family_key(session.code, write.content)
+            family = family_key(session.code, write.content)
             write = self._novel(family, write)
         sims, neighbours = nearest(
             s, vector, cfg.max_auto_links + 1, session.code, ef_search=cfg.hnsw_link_ef_search

@@ -111,7 +111,7 @@ def test_the_index_follows_removals_and_rebuilds_after_a_snapshot(
     path = atlas.save_snapshot(tmp_path / "a.npz")
     restored = ElasticMemoryAtlas.load_snapshot(path, embedder=HashingEmbedder(DIM))
     rebuilt = build_index(restored._s)
-    key = family_key(atlas._s.sessions["s"].code, status(0))[0]
+    key = family_key(atlas._s.sessions["s"].code, status(0))
     assert rebuilt.get(key).summary is not None
     assert len(rebuilt.get(key).members) == len(index.get(key).members) > 0
     atlas.end_session("s", mode="purge")
