@@ -11,6 +11,11 @@ BM25 alone on the same indexes, ``benchmarks.breakdown``). ``--cache`` keeps the
 atlas as a snapshot (loaded instead of building next time); ``--loop`` repeats each op
 for that many seconds, for a sampling profiler (``py-spy record -- python -m ...``).
 For a quick before/after of an engine change; ``make bench`` is the full report.
+
+``--against DIR`` times add and retrieve call by call in turn with another tree (a clean
+export of a commit, e.g. ``git archive HEAD | tar -x -C /tmp/base``): a second process
+runs that tree's engine on the same data (and the same ``--cache`` file) and makes each
+call right after or before this one, so on a shared machine both see the same load.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ import argparse
 import cProfile
 import io
 import itertools
+import os
 import pstats
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -137,6 +145,86 @@ class _Runner:
         return ms
 
 
+_OTHER_TREE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+from benchmarks.profile_ops import _Runner
+runner = _Runner(int(sys.argv[2]), Path(sys.argv[3]) if sys.argv[3] else None)
+print("ready", flush=True)
+for line in sys.stdin:
+    op, i = line.split()
+    ms = getattr(runner, op)(int(i))
+    print(ms, runner.clocks.wall[-1], flush=True)
+"""
+"""The other tree's side of ``--against``: its own ``_Runner`` (that tree's engine and
+benchmark data), one call per line read, its CPU and wall ms written back."""
+
+
+class _OtherTree:
+    """A process running ``_OTHER_TREE`` in ``root``."""
+
+    def __init__(self, root: Path, size: int, cache: Path | None) -> None:
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", _OTHER_TREE, str(root), str(size), str(cache or "")],
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self._reply()
+
+    def call(self, op: str, i: int) -> tuple[float, float]:
+        """(CPU ms, wall ms) of the other tree's ``op`` number ``i``."""
+        assert self._process.stdin is not None
+        self._process.stdin.write(f"{op} {i}\n")
+        self._process.stdin.flush()
+        cpu, wall = self._reply().split()
+        return float(cpu), float(wall)
+
+    def close(self) -> None:
+        """End the process (its input ends) and let go of its pipes."""
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._process.stdin.close()
+        self._process.wait(timeout=60)
+        self._process.stdout.close()
+
+    def _reply(self) -> str:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the other tree's process ended (exit {self._process.wait()})")
+        return line
+
+
+def _alternated(runner: _Runner, other: _OtherTree, op: str, n: int, root: Path) -> str:
+    """``op`` ``n`` times here and in ``other`` in turn (which goes first alternates)."""
+    fn: Callable[[int], float] = getattr(runner, op)
+    runner.clocks = _Clocks()
+    load = os.getloadavg()[0]
+    here: list[float] = []
+    there: tuple[list[float], list[float]] = ([], [])
+    for i in range(n):
+        if i % 2 == 0:
+            here.append(fn(i))
+        cpu, wall = other.call(op, i)
+        there[0].append(cpu)
+        there[1].append(wall)
+        if i % 2:
+            here.append(fn(i))
+    ratio = np.median(here) / np.median(there[0])
+    return "\n".join(
+        (
+            f"{op}: this tree vs {root}, call by call (load {load:.2f} -> {os.getloadavg()[0]:.2f})",
+            _line(f"{op} here", here),
+            _line(f"{op} here", runner.clocks.wall, "wall"),
+            _line(f"{op} there", there[0]),
+            _line(f"{op} there", there[1], "wall"),
+            f"{op}: CPU p50 here / there {ratio:.3f}",
+        )
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_ops", description=__doc__)
     parser.add_argument("size", type=int)
@@ -146,9 +234,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--breakdown", action="store_true", help="CPU per stage, and the floor")
     parser.add_argument("--cache", type=Path, default=None, help="snapshot of the built atlas")
     parser.add_argument("--loop", type=float, default=0.0, help="seconds of each op to sample")
+    parser.add_argument(
+        "--against", type=Path, default=None, help="another tree: add/retrieve call by call in turn"
+    )
     args = parser.parse_args(argv)
+    if args.against is not None and "decay" in args.ops:
+        parser.error("--against times add and retrieve only")
     runner = _Runner(args.size, args.cache)
     print(runner.build, flush=True)
+    if args.against is not None:
+        other = _OtherTree(args.against.resolve(), args.size, args.cache)
+        try:
+            for op in args.ops:
+                print(_alternated(runner, other, op, args.repeats, args.against), flush=True)
+        finally:
+            other.close()
+        return 0
     stages = {"add": breakdown.ADD_STAGES, "retrieve": breakdown.RETRIEVE_STAGES}
     for op in args.ops:
         n = max(args.repeats // 10, 5) if op == "decay" else args.repeats

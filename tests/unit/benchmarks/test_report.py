@@ -77,3 +77,18 @@ def test_profile_ops_prints_cpu_percentiles(capsys: pytest.CaptureFixture[str]) 
     assert out.count("  CPU p50") == 2  # the calling thread's
     assert out.count("wall p50") == 2
     assert out.count("process CPU p50") == 2
+
+
+def test_profile_ops_against_another_tree_times_both_in_turn(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    root = Path(__file__).resolve().parents[3]  # this tree stands in for the other one
+    argv = ["300", "--repeats", "6", "--ops", "retrieve", "add", "--against", str(root)]
+    assert profile_ops.main(argv) == 0
+    out = capsys.readouterr().out
+    for op in ("retrieve", "add"):
+        assert f"{op}: this tree vs {root}, call by call (load " in out
+        assert out.count(f"{op} here ") == 2 and out.count(f"{op} there ") == 2
+        assert "n=   6" in out and f"{op}: CPU p50 here / there " in out
+    with pytest.raises(SystemExit):
+        profile_ops.main(["300", "--ops", "decay", "--against", str(root)])
