@@ -264,11 +264,7 @@ class ContextStage:
                 if not seen or context is None:
                     self._drop(scope)
                     continue
-                self._contexts[scope] = TaskContext.restored(
-                    context.graph.without_session(session_id),
-                    embedder=self.atlas.embedder,
-                    settings=self.settings(),
-                )
+                context.drop_session(session_id)
             self._user.pop(session_id, None)
             self._last.pop(session_id, None)
             self._forget_items(lambda held: held.session_id == session_id)

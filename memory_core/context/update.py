@@ -140,6 +140,9 @@ class TaskContext:
         self.goal_id: str | None = None
         self._names = None if embedder is None else phrase_memory(embedder, PHRASE_MEMORY)
         self._slot_vectors: dict[str, np.ndarray] = {}
+        self._turn_slots: tuple[str, ...] = ()
+        """The slot names of the turn being applied: the first name it compares embeds them
+        all, in one model call (a live turn comparing two new names made two or three)."""
         self._changes: deque[_Change] = deque(maxlen=64)
         self._offered: list[SlotValue] = []
         """The other side's values of the turn just before: a confirmation adopts them."""
@@ -173,6 +176,7 @@ class TaskContext:
                 self._session = session
                 self._offered, self._asked_change = [], False
                 self._changes.clear()
+            self._turn_slots = tuple(dict.fromkeys(v.slot for v in facts.slots))
             step = _Step(self, facts, turn, memory_id)
             step.run()
             applied = step.applied
@@ -215,26 +219,24 @@ class TaskContext:
         with self._lock, self.graph.lock, self.graph.writing(session):
             return self.graph.revert(applied.written, at)
 
-    @classmethod
-    def restored(
-        cls,
-        graph: ContextGraph,
-        *,
-        embedder: Embedder | None = None,
-        settings: ContextSettings | None = None,
-    ) -> TaskContext:
-        """A context over an existing graph (one a session was taken out of): the current
-        goal is the newest goal still open; the turn-to-turn memory (what was just offered,
-        the last changes "forget what I just said" undoes) starts empty."""
-        context = cls(graph.user, embedder=embedder, settings=settings)
-        context.graph = graph
-        goals = graph.nodes(NodeType.GOAL)
-        context.goal_id = (
-            max(goals, key=lambda g: (max(g.turns, default=-1), g.recorded_at)).id
-            if goals
-            else None
-        )
-        return context
+    def drop_session(self, session: str) -> None:
+        """Take a session out of the graph, in place (a purge): the graph becomes
+        ``ContextGraph.without_session``'s, the current goal the newest goal still open, and
+        the turn-to-turn memory starts afresh when it was that session's. A turn observed
+        meanwhile waits (one lock), so nothing it writes is lost."""
+        with self._lock:
+            graph = self.graph.without_session(session)
+            goals = graph.nodes(NodeType.GOAL)
+            self.graph = graph
+            self.goal_id = (
+                max(goals, key=lambda g: (max(g.turns, default=-1), g.recorded_at)).id
+                if goals
+                else None
+            )
+            if self._session == session:
+                self._session = None
+                self._offered, self._asked_change = [], False
+                self._changes.clear()
 
     def health(self) -> Health:
         """Constraints in force and the mean shortest path between active entities."""
@@ -256,7 +258,7 @@ class TaskContext:
             return 1.0
         if self._names is None:
             return 0.0
-        self.prime_slot_names((a, b))
+        self.prime_slot_names((a, b, *self._turn_slots))
         return float(self._slot_vectors[a] @ self._slot_vectors[b])
 
     def prime_slot_names(self, names: Iterable[str]) -> None:

@@ -177,7 +177,9 @@ def test_purging_a_session_takes_out_only_what_it_contributed(
     world.say("I'm flying to Munich for the fair.", "s1", "ana")
     world.say("I eat vegetarian.", "s2", "ana")
     world.say("My cap went up: it's 6,000 euros now.", "s3", "ana")
+    held = world.stage.context("user:ana")  # a turn of another session may hold it now
     world.atlas.end_session(purged, mode="purge")
+    assert world.stage.context("user:ana") is held  # taken out in place: nothing it writes is lost
     assert world.in_force("user:ana") == left
     graph = world.stage.context("user:ana").graph
     assert graph.sessions() == sessions == world.stage.sessions("user:ana")
