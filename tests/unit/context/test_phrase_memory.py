@@ -1,12 +1,15 @@
 """The extractor's memory of embedded phrases (``embedding.recent.RecentEmbedder``): a
 phrase met before does not reach the model again, and a full memory lets go of the
-phrases used longest ago, not of everything."""
+phrases used longest ago, not of everything; a turn's slot names reach it in one call."""
 
 from __future__ import annotations
 
 import numpy as np
-from support.embedders import CallRecordingEmbedder
+from support.embedders import CallRecordingEmbedder, SlotNameEmbedder
 
+from memory_core.context.extract.slots import SlotValue
+from memory_core.context.extract.turn import TurnFacts
+from memory_core.context.update import TaskContext
 from memory_core.embedding.base import embed_checked
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.embedding.recent import RecentCache, RecentEmbedder
@@ -65,3 +68,24 @@ def test_a_cleared_memory_embeds_again() -> None:
     memo.clear()
     memo.embed(["keep up"])
     assert model.calls == [["keep up"], ["keep up"]]
+
+
+def test_a_turn_comparing_two_new_slot_names_embeds_them_in_one_call() -> None:
+    model = CallRecordingEmbedder(SlotNameEmbedder())
+    ctx = TaskContext("u-1", embedder=model)
+
+    def said(slot: str, number: float) -> TurnFacts:
+        value = SlotValue(
+            "user", slot, f"{number:g} EUR", "money", number, "EUR", "night", topic="hotel"
+        )
+        return TurnFacts("", "user", None, "state", 1.0, None, 0.0, (value,))
+
+    ctx.observe(said("hotel budget", 180), turn=0)  # nothing to compare with yet
+    assert model.calls == []
+    both = said("hotel limit", 200)
+    later = said("room budget", 250)
+    ctx.observe(
+        TurnFacts("", "user", None, "change", 1.0, None, 0.0, both.slots + later.slots), turn=1
+    )
+    assert len(model.calls) == 1
+    assert set(model.calls[0]) == {"hotel budget", "hotel limit", "room budget"}
