@@ -349,22 +349,23 @@ class AtlasConfig:
     context_graph: bool = _f(
         True,
         "rules",
-        "Keep a task context graph (goals, constraints, entities) of each session's turns "
-        "and give the responder the constraints in force.",
+        "Keep a task context graph (goals, constraints, entities) of each user's turns (of "
+        "the session's when a turn names no user) and give the responder the constraints in "
+        "force.",
     )
     context_max_constraints: int = _f(
         7,
         "rules",
-        "A session whose context graph holds more constraints in force than this asks for an "
-        "episode summary.",
+        "A turn whose context graph holds more constraints in force than this asks for an "
+        "episode summary of its session.",
         low=1,
         high=10_000,
     )
     context_max_path_length: float = _f(
         3.0,
         "rules",
-        "A session whose context graph's mean path between entities is longer than this asks "
-        "for an episode summary.",
+        "A turn whose context graph's mean path between entities is longer than this asks "
+        "for an episode summary of its session.",
         low=1.0,
         high=1_000.0,
     )
