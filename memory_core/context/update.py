@@ -173,9 +173,7 @@ class TaskContext:
         nothing and a forget undoes nothing said elsewhere."""
         with self._lock, self.graph.lock, self.graph.writing(session):
             if session != self._session:
-                self._session = session
-                self._offered, self._asked_change = [], False
-                self._changes.clear()
+                self._fresh_turn_memory(session)
             self._turn_slots = tuple(dict.fromkeys(v.slot for v in facts.slots))
             step = _Step(self, facts, turn, memory_id)
             step.run()
@@ -234,9 +232,13 @@ class TaskContext:
                 else None
             )
             if self._session == session:
-                self._session = None
-                self._offered, self._asked_change = [], False
-                self._changes.clear()
+                self._fresh_turn_memory(None)
+
+    def _fresh_turn_memory(self, session: str | None) -> None:
+        """The turn-to-turn memory, empty, as ``session``'s (lock held)."""
+        self._session = session
+        self._offered, self._asked_change = [], False
+        self._changes.clear()
 
     def health(self) -> Health:
         """Constraints in force and the mean shortest path between active entities."""
