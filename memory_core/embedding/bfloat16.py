@@ -16,20 +16,12 @@ from __future__ import annotations
 import copy
 import functools
 import threading
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from memory_core.embedding.base import Embedder
-from memory_core.embedding.minilm import (
-    DIM,
-    MODEL_NAME,
-    ONE_THREAD_TEXTS,
-    _batches_by_tokens,
-    _load_model,
-    _torch_threads,
-)
+from memory_core.embedding.minilm import MODEL_NAME, MiniLMEmbedder, _load_model
 from memory_core.embedding.recent import RecentEmbedder
 
 NAME = f"{MODEL_NAME}/bfloat16"
@@ -52,47 +44,32 @@ def _bf16_transformer(device: str) -> Any:
     return copy.deepcopy(model[0].auto_model).to(torch.bfloat16).eval()
 
 
-class BFloat16MiniLM:
-    """MiniLM (mean pooling, unit length, as ``MiniLMEmbedder``) run in bfloat16; thread-safe."""
+class BFloat16MiniLM(MiniLMEmbedder):
+    """MiniLM (mean pooling, unit length, batched and threaded as ``MiniLMEmbedder``) run
+    in bfloat16; thread-safe."""
 
-    __slots__ = ("_batch_size", "_device", "_lock")
-
-    def __init__(self, *, batch_size: int = 64, device: str = "cpu") -> None:
-        self._batch_size = batch_size
-        self._device = device
-        self._lock = threading.Lock()
+    __slots__ = ()
 
     @property
     def name(self) -> str:
         return NAME
 
-    @property
-    def dim(self) -> int:
-        return DIM
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def _encode(self, model: Any, batch: list[str]) -> np.ndarray:
         import torch
 
-        out = np.empty((len(texts), DIM), dtype=np.float32)
-        if not texts:
-            return out
-        model = _load_model(self._device)
-        transformer = _bf16_transformer(self._device)
-        one_thread = len(texts) <= ONE_THREAD_TEXTS
-        with self._lock, _torch_threads(1 if one_thread else None), torch.inference_mode():
-            for rows in _batches_by_tokens(model, texts, self._batch_size):
-                batch = model.tokenizer(
-                    [texts[i] for i in rows],
-                    padding=True,
-                    truncation=True,
-                    max_length=model.max_seq_length,
-                    return_tensors="pt",
-                )
-                hidden = transformer(**batch).last_hidden_state.float()
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-                pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-                out[rows] = torch.nn.functional.normalize(pooled, dim=1).numpy()
-        return out
+        tokens = model.tokenizer(
+            batch,
+            padding=True,
+            truncation=True,
+            max_length=model.max_seq_length,
+            return_tensors="pt",
+        )
+        with torch.inference_mode():
+            hidden = _bf16_transformer(self._device)(**tokens).last_hidden_state.float()
+            mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+            vectors: np.ndarray = torch.nn.functional.normalize(pooled, dim=1).numpy()
+        return vectors
 
 
 def phrase_memory(embedder: Embedder, capacity: int) -> RecentEmbedder:

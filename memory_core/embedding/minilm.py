@@ -79,14 +79,19 @@ class MiniLMEmbedder:
         # torch modules are not re-entrant across threads
         with self._lock, _torch_threads(1 if one_thread else None):
             for rows in _batches_by_tokens(model, texts, self._batch_size):
-                out[rows] = model.encode(
-                    [texts[i] for i in rows],
-                    batch_size=len(rows),
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
+                out[rows] = self._encode(model, [texts[i] for i in rows])
         return out
+
+    def _encode(self, model: Any, batch: list[str]) -> np.ndarray:
+        """One batch's unit vectors (a subclass runs the model another way)."""
+        vectors: np.ndarray = model.encode(
+            batch,
+            batch_size=len(batch),
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return vectors
 
 
 @functools.cache
