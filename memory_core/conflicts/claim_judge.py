@@ -16,19 +16,20 @@ about another person ("my brother lives ..."), the past ("as a kid", "used to"),
 additions ("also", "separately") are compatible with anything.
 
 This module runs the rules (``claim_rules.py``, over ``claim_terms.py``), lets the learned
-pair model (``pair_model.py``) confirm or overrule them, and checks the input.
+pair model (``pair_model.py``) confirm or overrule them (optionally the cross-encoder,
+``pair_encoder.py``, where the pair model is unsure), and checks the input.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from memory_core.conflicts import pair_model
+from memory_core.conflicts import pair_encoder, pair_model
 from memory_core.conflicts.claim_rules import _Finding, _findings
 from memory_core.conflicts.claim_terms import (
     _amounts,
@@ -41,6 +42,7 @@ from memory_core.conflicts.claims import Claim, claims
 from memory_core.conflicts.slots import SlotReader, SlotReading
 from memory_core.conflicts.verdict import Verdict
 from memory_core.embedding.base import Embedder
+from memory_core.embedding.recent import RecentCache
 from memory_core.errors import ConfigError, InputError
 
 DEFAULT_THRESHOLD = 0.5
@@ -66,6 +68,17 @@ the replay policy's 0.8 that resolves alone, so a reviewer settles it."""
 UNRELATED_SCORE = 0.02
 WARM_UP_PAIR = ("I live in Oslo and work as a nurse.", "I moved to Bergen last year.")
 """What ``ClaimJudge.warm`` judges to load its models: claims, a slot, a place, a time."""
+OPEN_BAND = (0.2, 0.8)
+"""Pair-model probabilities between which the cross-encoder (``pair_encoder.py``), when
+switched on, decides instead: it costs a MiniLM run per pair, the pair model a dot
+product, so it reads only the pairs the pair model leaves open. Set before any measurement
+and not tuned; on the selection fold it kept nearly all of the encoder's gain (whole judge
+0.78 / 0.66 against 0.79 / 0.67 with the encoder on every candidate pair)."""
+CROSSED_PAIRS = 4096
+"""Cross-encoder probabilities kept, by pair (a scan judges each pair from both sides)."""
+PairScorer = Callable[[str, str, np.ndarray], float]
+"""A learned half: the probability that ``a`` and ``b`` contradict, given the pair model's
+features of the pair."""
 _USER_POSSESSIVE = re.compile(r"\b(?:the )?user['’]s\b", re.IGNORECASE)
 _USER = re.compile(r"\b(?:the )?user\b", re.IGNORECASE)
 
@@ -89,13 +102,24 @@ class ClaimJudge:
         slots: compare claims by slot (one attribute, two values in other words).
         learned: let the learned pair model (``pair_model.py``) confirm or overrule the
             rules on candidate pairs (needs ``slots``).
+        scorer: the learned half's probability that a candidate pair ``(a, b, features)``
+            contradicts, in place of the pair model's (the features are its input).
+        cross_encoder: where the pair model is unsure (:data:`OPEN_BAND`), let the
+            cross-encoder (``pair_encoder.py``) decide instead (needs ``learned``). Off by
+            default: it gains recall at the same precision on held-out pairs, but a MiniLM
+            run per open pair costs a guarded add ~55 ms of CPU at p50 and a 1,000-memory
+            scan ~45 s of CPU on this box, against budgets of 20 ms and 30 s
+            (docs/conflicts.md, fifth pass).
     """
 
     __slots__ = (
+        "_cross",
+        "_crossed",
         "_embedder",
         "_learned",
         "_reader",
         "_related_similarity",
+        "_scorer",
         "_slots",
         "_threshold",
     )
@@ -108,6 +132,8 @@ class ClaimJudge:
         embedder: Embedder | None = None,
         slots: bool = True,
         learned: bool = True,
+        scorer: PairScorer | None = None,
+        cross_encoder: bool = False,
     ) -> None:
         if not _number(threshold) or not 0.0 < threshold <= 1.0:
             raise ConfigError("threshold", threshold, "a number in (0, 1]")
@@ -119,6 +145,9 @@ class ClaimJudge:
         self._learned = bool(learned) and self._slots
         self._embedder = embedder
         self._reader: SlotReader | None = None
+        self._scorer = scorer
+        self._cross = bool(cross_encoder) and self._learned
+        self._crossed: RecentCache[float] = RecentCache(CROSSED_PAIRS)
 
     def _slot_reader(self) -> SlotReader:
         if self._reader is None:
@@ -158,17 +187,26 @@ class ClaimJudge:
 
     def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
         """Read in one model batch what judging each ``(a, b, similarity)`` will read (the
-        texts and claims of each candidate pair), so a write judged against several stored
-        memories costs one model call, not one per pair."""
-        if self._slots:
-            self._read_all(
-                [
-                    piece
-                    for a, b, similarity in pairs
-                    if similarity >= SLOT_CANDIDATE
-                    for piece in (a, b, *_pieces(a), *_pieces(b))
-                ]
-            )
+        texts and claims of each candidate pair), then have the cross-encoder read, in one
+        batch too, the pairs the pair model is unsure of: a write judged against several
+        stored memories costs one model call of each kind, not one per pair."""
+        if not self._slots:
+            return
+        self._read_all(
+            [
+                piece
+                for a, b, similarity in pairs
+                if similarity >= SLOT_CANDIDATE
+                for piece in (a, b, *_pieces(a), *_pieces(b))
+            ]
+        )
+        if self._crosses():
+            candidates = [
+                (a, b, self._candidate(a, b, similarity)[1])
+                for a, b, similarity in pairs
+                if similarity >= SLOT_CANDIDATE
+            ]
+            self._cross_probabilities([(a, b) for a, b, c in candidates if c and c.open(a, b)])
 
     def _read_all(self, pieces: list[str]) -> None:
         if pieces:
@@ -186,21 +224,35 @@ class ClaimJudge:
             raise InputError("similarity", f"{similarity!r} is not a finite number")
         if similarity is not None and not -1.0 - 1e-6 <= similarity <= 1.0 + 1e-6:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
+        rules, candidate = self._candidate(a, b, similarity)
+        if candidate is None:
+            return rules
+        probability, source = candidate.probability, "pair model"
+        if self._crosses() and candidate.open(a, b):
+            probability, source = self._cross_probabilities([(a, b)])[0], "cross-encoder"
+        verdict = candidate.decide(a, b, probability, f"{source} p={probability:.2f}")
+        if verdict.is_contradiction and verdict.score < self._threshold:
+            return replace(verdict, label="compatible", kind="none", spans=())
+        return verdict
+
+    def _candidate(
+        self, a: str, b: str, similarity: float | None
+    ) -> tuple[Verdict, _Candidate | None]:
+        """What the rules say of a pair and, when it reaches the learned half, what that
+        reads of it (None for a pair below the cosine gate, a repeated text, no model)."""
         old, new = claims(a), claims(b)
         similarity, readings = self._read(a, b, similarity)
         rules, finding = self._rules(a, b, old, new, similarity, readings)
         if not (self._learned and readings) or a.strip() == b.strip():
-            return rules
+            return rules, None
         model = pair_model.load()
         if model.embedder != self._slot_reader().embedder.name:
-            return rules  # trained on another embedder's vectors (a test's fake)
+            return rules, None  # trained on another embedder's vectors (a test's fake)
         view = _view(a, b, old, new, readings)
-        probability = model.probability(_pair_features(a, b, old, new, view, rules))
+        x = _pair_features(a, b, old, new, view, rules)
+        probability = model.probability(x) if self._scorer is None else self._scorer(a, b, x)
         short = len(old) == len(new) == 1
-        verdict = _decide(a, b, view, rules, finding, probability, model.threshold, short=short)
-        if verdict.is_contradiction and verdict.score < self._threshold:
-            return replace(verdict, label="compatible", kind="none", spans=())
-        return verdict
+        return rules, _Candidate(rules, finding, view, probability, model.threshold, short)
 
     def features(self, a: str, b: str, similarity: float | None = None) -> np.ndarray | None:
         """The learned model's input for a pair (``pair_model.features``), or None when the
@@ -211,6 +263,32 @@ class ClaimJudge:
             return None
         rules, _ = self._rules(a, b, old, new, similarity, readings)
         return _pair_features(a, b, old, new, _view(a, b, old, new, readings), rules)
+
+    def _crosses(self) -> bool:
+        """The cross-encoder decides open pairs: on, no scorer given, and the slot layer
+        reads with the MiniLM its band was chosen with (not a test's fake)."""
+        return (
+            self._cross
+            and self._scorer is None
+            and self._slot_reader().embedder.name == pair_encoder.EMBEDDER
+        )
+
+    def _cross_probabilities(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
+        """The cross-encoder's probability for each pair, the ones not seen before read in
+        one batch (the texts as the user would say them, as in training). It reads both
+        orders, so a pair judged from either side is read once."""
+        said = [(first_person(a), first_person(b)) for a, b in pairs]
+        keys = ["\x1f".join(sorted(pair)) for pair in said]
+        missing = self._crossed.missing(keys)
+        if missing:
+            todo = [said[keys.index(k)] for k in missing]
+            found = pair_encoder.load().probabilities(todo)
+            self._crossed.put_many(zip(missing, map(float, found), strict=True))
+        held = self._crossed.get_many(keys)
+        return [
+            p if p is not None else float(pair_encoder.load().probabilities([pair])[0])
+            for pair, p in zip(said, held, strict=True)
+        ]
 
     def _read(
         self, a: str, b: str, similarity: float | None
@@ -253,6 +331,34 @@ class ClaimJudge:
             score = max(COMPATIBLE_SCORE, best.score if best else 0.0)
             return Verdict("compatible", score, "same topic, no claim contradicted"), best
         return Verdict("unrelated", UNRELATED_SCORE, "no shared topic"), best
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """A pair as the learned half reads it: the rules' verdict and best finding, the
+    closest pieces, the pair model's probability and decision threshold, one piece each."""
+
+    rules: Verdict
+    finding: _Finding | None
+    view: pair_model.PairView
+    probability: float
+    threshold: float
+    short: bool
+
+    def decide(self, a: str, b: str, probability: float, said: str) -> Verdict:
+        """The verdict with the learned half's ``probability`` (see :func:`_decide`)."""
+        return _decide(
+            a, b, self.view, self.rules, self.finding, probability, self.threshold, said,
+            short=self.short,
+        )  # fmt: skip
+
+    def open(self, a: str, b: str) -> bool:
+        """The cross-encoder has a say: the pair model is unsure (:data:`OPEN_BAND`) and the
+        verdict would differ between a sure "yes" and a sure "no" (not so for a slot change,
+        which stands, or for a long turn where the rules found nothing)."""
+        if not OPEN_BAND[0] <= self.probability <= OPEN_BAND[1]:
+            return False
+        return self.decide(a, b, 1.0, "").label != self.decide(a, b, 0.0, "").label
 
 
 def _pieces(text: str) -> list[str]:
@@ -301,6 +407,7 @@ def _decide(
     finding: _Finding | None,
     probability: float,
     threshold: float,
+    said: str,
     *,
     short: bool,
 ) -> Verdict:
@@ -310,8 +417,8 @@ def _decide(
     policy that resolves alone only above that sends it to a reviewer instead. The model
     alone speaks only for ``short`` texts (one piece each): in a longer turn
     the closest pieces are often chatter ("Train, definitely." / "I can work on the
-    train."), and it reads one pair of pieces, not the turn."""
-    said = f"pair model p={probability:.2f}"
+    train."), and it reads one pair of pieces, not the turn. ``said`` names the model that
+    gave ``probability``, for the reason."""
     if probability < threshold:
         if rules.label != "contradiction" or (finding is not None and finding.slot):
             return rules  # a slot change names the slot and both values: a reviewer checks it

@@ -1,0 +1,126 @@
+"""The cross-encoder: the committed deltas, and when the judge asks it.
+
+Its quality is measured on real MiniLM (docs/conflicts.md, fifth pass); the model itself
+runs in ``tests/integration/conflicts/test_pair_encoder_minilm.py``. Here: the committed
+file fits MiniLM's layers and names its data, and a judge with the encoder switched on
+(it is off by default) asks it exactly about the pairs its pair model leaves open, and
+only with the MiniLM the band was chosen with.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+
+import numpy as np
+import pytest
+
+from memory_core.conflicts import claim_judge, pair_encoder, pair_model
+from memory_core.conflicts.claim_judge import OPEN_BAND, ClaimJudge
+from memory_core.embedding.minilm import MODEL_NAME, model_path
+from tests.unit.conflicts.test_pair_model import _constant
+from tests.unit.conflicts.test_slot_judge import SlotFakeEmbedder
+
+HIDDEN, FEED_FORWARD, LAYERS = 384, 1536, 6
+
+
+def _committed() -> dict[str, np.ndarray]:
+    path = resources.files("memory_core.conflicts").joinpath(pair_encoder.MODEL_FILE)
+    with path.open("rb") as fh:
+        data = np.load(fh, allow_pickle=False)
+        return {k: data[k] for k in data.files}
+
+
+def test_the_committed_deltas_fit_minilm_and_name_their_data() -> None:
+    arrays = _committed()
+    config = json.loads((model_path() / "config.json").read_text())
+    assert (config["hidden_size"], config["intermediate_size"]) == (HIDDEN, FEED_FORWARD)
+    shapes = {"intermediate.dense": (FEED_FORWARD, HIDDEN), "output.dense": (HIDDEN, FEED_FORWARD)}
+    layers = set()
+    for key in (k for k in arrays if k.startswith("delta/") and k.endswith("/a")):
+        name = key[len("delta/") : -len("/a")]
+        target = next(t for t in pair_encoder.TARGETS if name.endswith(t))
+        out, into = shapes.get(target, (HIDDEN, HIDDEN))
+        a, b = arrays[key], arrays[f"delta/{name}/b"]
+        assert a.shape[1] == into and b.shape[0] == out and a.shape[0] == b.shape[1]
+        assert np.isfinite(a).all() and np.isfinite(b).all() and np.abs(b).max() > 0
+        layers.add(int(name.split(".")[2]))
+    assert layers and layers <= set(range(LAYERS))
+    assert arrays["head_weight"].shape == (HIDDEN,)
+    assert float(arrays["scale"]) > 0
+    trained_on = [str(s) for s in arrays["training_sets"]]
+    chosen_on = [str(s) for s in arrays["selection_sets"]]
+    assert trained_on and not any("independent" in s for s in trained_on)
+    assert chosen_on and not set(chosen_on) & set(trained_on)
+    assert len(arrays["training_sha256"]) == len(trained_on)
+
+
+def test_logits_of_both_orders_make_one_symmetric_probability() -> None:
+    z = np.array([2.0, -1.0, 0.0, -3.0])  # pairs (a, b), (c, d), then (b, a), (d, c)
+    p = pair_encoder.both_orders(z)
+    assert p == pytest.approx([0.7310586, 0.1192029])
+
+
+class _Encoder:
+    """Stands in for the cross-encoder: a fixed probability, and the pairs it was asked."""
+
+    def __init__(self, probability: float) -> None:
+        self.probability = probability
+        self.asked: list[tuple[str, str]] = []
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        self.asked += pairs
+        return np.full(len(pairs), self.probability)
+
+
+class _MiniLMNamed(SlotFakeEmbedder):
+    """The slot tests' fake under MiniLM's name: what the band was chosen with."""
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME
+
+
+A, B = "I'm married.", "Happily married for ten years now."
+
+
+@pytest.mark.parametrize(("bias", "asked"), [(0.0, True), (6.0, False), (-6.0, False)])
+def test_only_pairs_the_pair_model_leaves_open_reach_the_encoder(
+    monkeypatch: pytest.MonkeyPatch, bias: float, asked: bool
+) -> None:
+    encoder = _Encoder(0.97)
+    monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(bias, embedder=MODEL_NAME))
+    assert (OPEN_BAND[0] <= 1 / (1 + np.exp(-bias)) <= OPEN_BAND[1]) == asked
+    verdict = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=True).judge(A, B)
+    assert bool(encoder.asked) is asked
+    if asked:  # the encoder's probability decides, and the reason says whose it is
+        assert verdict.is_contradiction
+        assert verdict.reason.startswith("cross-encoder p=0.97")
+        assert verdict.score <= claim_judge.LEARNED_SCORE
+
+
+def test_a_pair_read_ahead_is_asked_once_in_either_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoder = _Encoder(0.1)
+    monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0, embedder=MODEL_NAME))
+    judge = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=True)
+    judge.read_ahead([(A, B, 0.9), ("I'm married.", "The invoice is due Friday.", 0.1)])
+    assert encoder.asked == [(A, B)]  # one batch; the pair below the cosine gate is no candidate
+    assert not judge.judge(A, B).is_contradiction
+    assert not judge.judge(B, A).is_contradiction
+    assert encoder.asked == [(A, B)]
+
+
+def test_the_encoder_is_not_asked_off_minilm_or_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse() -> None:
+        raise AssertionError("the cross-encoder was loaded")
+
+    monkeypatch.setattr(pair_encoder, "load", refuse)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0))
+    ClaimJudge(embedder=SlotFakeEmbedder(), cross_encoder=True).judge(A, B)  # a fake's readings
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0, embedder=MODEL_NAME))
+    ClaimJudge(embedder=_MiniLMNamed()).judge(A, B)  # off by default: it costs too much
