@@ -16,6 +16,14 @@ it:
   intent's);
 - it is not the turn the value in force came from: two values said side by side are two
   facts, or alternatives, never one replacing the other;
+- it is not the assistant reporting what it did or found ("Booked: ICE to Munich on 8
+  September" against the fair's "12th of September"): only a change it records on the
+  user's behalf (intent ``change``) is the user's constraint changing, as the conflicts
+  queue compares only the user's own statements;
+- the value in force is not a date that had passed when the new one was said ("cooking
+  this month", said in May, against "dinner tonight" in June): a past date is an occasion
+  that is over, and a new one is another occasion, not a change of it (a user's graph
+  spans sessions days or months apart);
 - both sides are values of a slot: of one kind (an amount against an amount, a date against
   a date), neither narrated (a past-tense "went to a conference yesterday", "used to": what
   happened, not what is wanted), neither a price the assistant quotes (what something costs,
@@ -34,7 +42,9 @@ more; not queued, because a reviewer's time is the queue's only currency.
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 
 from memory_core.context.extract import labels
@@ -53,6 +63,8 @@ class Refusal(StrEnum):
     QUESTION = "the proposing turn asks"
     SMALL_TALK = "the proposing turn is nearer small talk than any intent"
     SAME_TURN = "the value in force was said in the same turn"
+    REPORT = "the assistant reports what it did or found"
+    PASSED = "the date in force had passed when the new value was said"
     OTHER_KIND = "the values are of different kinds"
     NARRATED = "a value is narrated, not wanted"
     PRICE = "the new value is a price the assistant quotes"
@@ -80,6 +92,10 @@ def refusal(
         return Refusal.SMALL_TALK
     if turn in existing.turns:
         return Refusal.SAME_TURN
+    if facts.speaker == ASSISTANT and facts.intent != labels.CHANGE:
+        return Refusal.REPORT
+    if _passed(existing, facts.at):
+        return Refusal.PASSED
     if not comparable(value, existing):
         return Refusal.OTHER_KIND
     if {value.time_marker, existing.attr("time_marker")} & NARRATED:
@@ -107,6 +123,33 @@ def _related(
         return True
     a, b = normalise(topic), normalise(other)
     return a == b or similarity(a, b) >= least
+
+
+def _passed(node: Node, at: float | None) -> bool:
+    """Whether the node's resolved date (a day, a week or weekend, a month, a year) ended
+    before the day of ``at`` (epoch seconds, UTC)."""
+    resolved = node.attr("resolved")
+    if at is None or not isinstance(resolved, str):
+        return False
+    end = _period_end(resolved, str(node.attr("value") or ""))
+    return end is not None and end < datetime.fromtimestamp(at, UTC).date()
+
+
+def _period_end(resolved: str, said: str) -> date | None:
+    """The last day of a resolved date: ISO ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``, the
+    last being a week's Monday or a weekend's Saturday when the words said so."""
+    try:
+        if len(resolved) == 4:
+            return date(int(resolved), 12, 31)
+        if len(resolved) == 7:
+            year, month = int(resolved[:4]), int(resolved[5:])
+            return date(year, month, calendar.monthrange(year, month)[1])
+        day = date.fromisoformat(resolved[:10])
+    except ValueError:
+        return None
+    words = said.lower().split()
+    last = words[-1] if words else ""
+    return day + timedelta(days={"week": 6, "weekend": 1}.get(last, 0))
 
 
 def _confidence(node: Node) -> float:

@@ -136,7 +136,41 @@ def test_a_narrated_value_is_no_setting(side: str, marker: str) -> None:
 def test_a_price_the_assistant_quotes_is_no_limit_of_the_user() -> None:
     new = money("total budget", 2080, "total")
     old = in_force(money("stay budget", 6000, "stay"))
-    assert why(new, old, said(new, speaker="assistant")) is Refusal.PRICE
+    assert why(new, old, said(new, intent="change", speaker="assistant")) is Refusal.PRICE
+
+
+def test_what_the_assistant_reports_doing_is_no_change_of_the_users() -> None:
+    """The trip's booking confirmation: "Booked: ICE Amsterdam to Munich on 8 September"
+    against the fair's 12th of September."""
+    new = date("booked date", "8 September", "booked", resolved="2024-09-08")
+    old = in_force(date("date", "12th of September", None, resolved="2024-09-12"))
+    assert why(new, old, said(new, speaker="assistant")) is Refusal.REPORT
+    assert why(new, old, said(new, intent="confirm", speaker="assistant")) is Refusal.REPORT
+
+
+@pytest.mark.parametrize(
+    ("value", "resolved", "days_later", "passed"),
+    [
+        ("this month", "2024-07", 10, False),  # said July 21; the 31st
+        ("this month", "2024-07", 11, True),  # August 1
+        ("this week", "2024-07-22", 7, False),  # the week's Sunday, the 28th
+        ("this week", "2024-07-22", 8, True),
+        ("this weekend", "2024-07-27", 7, False),
+        ("this weekend", "2024-07-27", 8, True),
+        ("tonight", "2024-07-21", 0, False),
+        ("tomorrow", "2024-07-22", 2, True),
+        ("next year", "2025", 200, False),
+    ],
+)
+def test_a_date_that_had_passed_is_an_occasion_over_not_a_value_to_change(
+    value: str, resolved: str, days_later: int, passed: bool
+) -> None:
+    """A user's graph spans sessions: "cooking this month" said in July against "dinner
+    tonight" in August is another occasion. ``DAY`` is Sunday 21 July 2024."""
+    new = date("dinner date", "tonight", "dinner")
+    old = in_force(date("dinner date", value, "dinner", resolved=resolved))
+    facts = TurnFacts("", "user", DAY + days_later * 86_400, "state", 0.9, None, 0.0, (new,))
+    assert (why(new, old, facts) is Refusal.PASSED) is passed
 
 
 def test_a_choice_in_force_named_below_the_namers_bar_is_no_value_of_its_slot() -> None:
