@@ -19,7 +19,7 @@ from memory_core.engine import overlap
 
 def call_cpu_ns() -> int:
     """This thread's CPU time plus the engine's helper thread's (``engine/overlap.py``:
-    a retrieve hands its vector search to it): the difference over a call is the CPU the
+    a retrieve hands one of its two searches to it): the difference over a call is the CPU the
     call cost, wherever it ran, and other threads of the process (a checkpoint writer)
     stay out of it."""
     return time.thread_time_ns() + overlap.helper_cpu_ns()

@@ -91,9 +91,12 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     if query.session_id is not None and not query.cross_session and home is None:
         return _empty()
 
-    (dense_slots, dense_sims), (lex_slots, lex_scores) = overlap.both(
-        lambda: _dense(state, scope, query, now),
+    # BM25 goes to the helper, the vector search stays here: the longer piece then starts
+    # without the hand-off and its Python after FAISS does not queue for the GIL behind
+    # BM25's (100k, idle box, per-call alternation: wall p50 0.94x, docs/performance.md)
+    (lex_slots, lex_scores), (dense_slots, dense_sims) = overlap.both(
         lambda: _lexical(state, scope, query, now),
+        lambda: _dense(state, scope, query, now),
         overlap=_overlaps(state),
     )
 
@@ -171,7 +174,7 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
 
 
 def _overlaps(state: AtlasState) -> bool:
-    """Whether the vector search runs on the helper thread beside BM25 (``overlap``):
+    """Whether BM25 runs on the helper thread beside the vector search (``overlap``):
     when the index is HNSW (above ``hnsw_threshold``). An exact scan (every atlas up to
     20k memories by default) is short enough that the hand-off and the fight for the GIL
     and the second core ate the gain: at 20k, per-call alternation at load ~2.5 read wall
