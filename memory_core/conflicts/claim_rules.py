@@ -97,7 +97,17 @@ def _compare(a: str, b: str, x: Claim, y: Claim, corrects: bool) -> _Finding | N
     if found is None and not x.question:
         found = _other_kind(a, b, x, y)
     topical = x.words & y.words  # a word in common, not just a related one
-    if (corrects or y.corrects) and topical and y.states and not x.question and found is None:
+    # a correction that names what it takes back ("..., not from Munich") corrects a text
+    # that said it, not any older one sharing a word ("Zurich")
+    names_old = not y.denied or bool(y.denied & x.words)
+    if (
+        (corrects or y.corrects)
+        and topical
+        and names_old
+        and y.states
+        and not x.question
+        and found is None
+    ):
         found = _Finding(
             CORRECTION_SCORE,
             "correction",

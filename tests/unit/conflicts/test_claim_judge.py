@@ -116,6 +116,17 @@ def test_swaps_and_corrections(judge: ClaimJudge, a: str, b: str) -> None:
     assert verdict.kind in {"correction", "value_change"}
 
 
+def test_a_correction_that_names_what_it_takes_back_corrects_only_a_text_that_said_it(
+    judge: ClaimJudge,
+) -> None:
+    """Trip-approval's scan queued "Return from Zurich ..., not from Munich" as correcting
+    the change-of-plans turn: they share "Zurich", but only the Munich turn said Munich."""
+    new = "Return from Zurich to Amsterdam instead, not from Munich."
+    plans = "Sales wants me at a client workshop in Zurich on the 13th."
+    assert judge.judge(plans, new).label != "contradiction"
+    assert judge.judge("Bring me back from Munich to Amsterdam.", new).label == "contradiction"
+
+
 @pytest.mark.parametrize(
     ("a", "b"),
     [
