@@ -18,12 +18,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from memory_core.errors import ConfigError
+from memory_core.conflicts.pair_model import packaged_arrays
 
 MODEL_FILE = "pair_encoder.npz"
 EMBEDDER = "all-MiniLM-L6-v2"
@@ -191,10 +190,4 @@ def load() -> PairEncoder:
     Raises:
         ConfigError: the file is missing or unreadable.
     """
-    try:
-        with resources.files("memory_core.conflicts").joinpath(MODEL_FILE).open("rb") as fh:
-            data = np.load(fh, allow_pickle=False)
-            arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise ConfigError("pair encoder", MODEL_FILE, f"a readable model file ({exc})") from exc
-    return PairEncoder(arrays)
+    return PairEncoder(packaged_arrays("pair encoder", MODEL_FILE))

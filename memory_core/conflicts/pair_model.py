@@ -134,13 +134,21 @@ def load() -> PairModel:
     Raises:
         ConfigError: the file is missing or was trained on other features.
     """
+    return from_arrays(packaged_arrays("pair model", MODEL_FILE))
+
+
+def packaged_arrays(what: str, file: str) -> dict[str, np.ndarray]:
+    """The arrays of a model file shipped in this package (no pickles).
+
+    Raises:
+        ConfigError: naming ``what``, when the file is missing or unreadable.
+    """
     try:
-        with resources.files("memory_core.conflicts").joinpath(MODEL_FILE).open("rb") as fh:
+        with resources.files("memory_core.conflicts").joinpath(file).open("rb") as fh:
             data = np.load(fh, allow_pickle=False)
-            arrays = {k: data[k] for k in data.files}
+            return {k: data[k] for k in data.files}
     except (OSError, ValueError) as exc:
-        raise ConfigError("pair model", MODEL_FILE, f"a readable model file ({exc})") from exc
-    return from_arrays(arrays)
+        raise ConfigError(what, file, f"a readable model file ({exc})") from exc
 
 
 def from_arrays(arrays: dict[str, np.ndarray]) -> PairModel:
