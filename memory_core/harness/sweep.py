@@ -160,8 +160,10 @@ def opened_study(
 def rdb_storage(url: str, *, attempts: int = 5) -> optuna.storages.RDBStorage:
     """An RDB storage; SQLite files get a generous lock timeout for concurrent workers.
 
-    Workers that start together race to create Optuna's tables in an empty database; the
-    loser sees a unique-constraint error and simply retries once the tables exist.
+    Workers that start together race to create Optuna's tables in an empty database: the
+    loser sees a unique-constraint error or "table ... already exists" (SQLAlchemy checks
+    for a table, then creates it, and another process may create it in between) and simply
+    retries once the tables exist.
     """
     kwargs: dict[str, Any] = {}
     if url.startswith("sqlite"):
@@ -169,17 +171,26 @@ def rdb_storage(url: str, *, attempts: int = 5) -> optuna.storages.RDBStorage:
     for attempt in range(1, attempts + 1):
         try:
             return optuna.storages.RDBStorage(url, engine_kwargs=kwargs)
-        except sqlalchemy.exc.IntegrityError as exc:
-            if attempt == attempts:
-                raise InputError(
-                    "storage", mask_secrets(f"{url!r}: cannot create the tables ({exc})")
-                ) from exc
-            time.sleep(0.2 * attempt)
         except Exception as exc:  # SQLAlchemy's URL/driver errors, translated at the boundary
-            cause = getattr(exc, "orig", None) or exc  # the driver's words, not SQLAlchemy's links
-            problem = " ".join(str(cause).split())
-            raise InputError("storage", mask_secrets(f"cannot open {url!r}: {problem}")) from exc
+            if lost_schema_race(exc) and attempt < attempts:
+                time.sleep(0.2 * attempt)
+                continue
+            raise InputError(
+                "storage", mask_secrets(f"cannot open {url!r}: {problem_of(exc)}")
+            ) from exc
     raise AssertionError("unreachable")
+
+
+def lost_schema_race(exc: Exception) -> bool:
+    """Whether ``exc`` is another worker creating the same tables first (worth a retry)."""
+    if isinstance(exc, sqlalchemy.exc.IntegrityError):
+        return True
+    return isinstance(exc, sqlalchemy.exc.DBAPIError) and "already exists" in str(exc.orig)
+
+
+def problem_of(exc: Exception) -> str:
+    """The driver's words on one line, not SQLAlchemy's links."""
+    return " ".join(str(getattr(exc, "orig", None) or exc).split())
 
 
 def run_worker(

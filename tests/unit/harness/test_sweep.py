@@ -5,6 +5,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+import sqlalchemy
 
 from memory_core.engine.config import AtlasConfig
 from memory_core.errors import InputError
@@ -14,6 +15,7 @@ from memory_core.harness.sweep import (
     best_config,
     importances,
     opened_study,
+    rdb_storage,
     spec_for,
     suggest_config,
     sweep,
@@ -108,3 +110,33 @@ def test_unknown_search_parameter(session_dir: Path) -> None:
 def test_bad_storage_url(session_dir: Path) -> None:
     with pytest.raises(InputError, match="storage"):
         sweep(spec(session_dir), trials=1, storage="nosuchdb://x")
+
+
+class TablesCreatedByAnotherWorker:
+    """A fake ``RDBStorage`` that loses the schema race once, as a worker does when another
+    process creates Optuna's tables between SQLAlchemy's existence check and its CREATE."""
+
+    calls = 0
+
+    def __init__(self, url: str, engine_kwargs: dict) -> None:
+        type(self).calls += 1
+        if type(self).calls == 1:
+            raise sqlalchemy.exc.OperationalError(
+                "CREATE TABLE studies", {}, Exception("table studies already exists")
+            )
+
+
+def test_a_worker_that_loses_the_table_creation_race_joins_once_the_tables_exist(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(optuna.storages, "RDBStorage", TablesCreatedByAnotherWorker)
+    storage = rdb_storage("sqlite:///shared.sqlite")
+    assert isinstance(storage, TablesCreatedByAnotherWorker)
+    assert TablesCreatedByAnotherWorker.calls == 2
+
+
+def test_a_database_error_that_is_not_the_race_fails_at_once(tmp_path: Path) -> None:
+    not_a_database = tmp_path / "notes.sqlite"
+    not_a_database.write_text("plain text, not SQLite", encoding="utf-8")
+    with pytest.raises(InputError, match="file is not a database"):
+        rdb_storage(f"sqlite:///{not_a_database}", attempts=3)
