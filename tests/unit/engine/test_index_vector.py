@@ -292,3 +292,98 @@ def test_hnsw_searches_8bit_codes_and_scores_the_candidates_in_float16_rows() ->
         brute = np.sort(stored @ query)[::-1][:10]
         np.testing.assert_allclose(sims, brute, rtol=1e-5)  # a graph this small finds all
         np.testing.assert_allclose(sims, np.sort(vectors @ query)[::-1][:10], atol=1e-3)
+
+
+def _graph_arrays(index: VectorIndex) -> tuple[np.ndarray, ...]:
+    graph = index.graph()
+    assert graph is not None
+    hnsw, ids = graph[0].hnsw, graph[1]
+    return (
+        ids,
+        faiss.vector_to_array(hnsw.levels),
+        faiss.vector_to_array(hnsw.neighbors),
+        np.array([hnsw.entry_point, hnsw.max_level]),
+    )
+
+
+def _one_by_one(index: VectorIndex, vectors: np.ndarray, *, fold: bool, start: int = 0) -> None:
+    for i, vector in enumerate(vectors):
+        index.add(np.array([start + i]), vector[None, :])
+        if fold:
+            index.fold()
+
+
+def test_a_single_add_to_hnsw_waits_pending_and_is_found_exactly() -> None:
+    """An add to the graph index stores the row and leaves the insert pending (at most
+    MAX_PENDING); searches score pending rows exactly beside the graph's candidates."""
+    vectors = unit_rows(260, seed=3)
+    index = VectorIndex(DIM, hnsw_threshold=100, m=8)
+    index.add(np.arange(200), vectors[:200])
+    assert index.kind == "hnsw" and index.pending == 0
+    _one_by_one(index, vectors[200:], fold=False, start=200)
+    assert index.pending == vector_module.MAX_PENDING  # the oldest were folded by the adds
+    assert len(index) == 260 and int(index._index.ntotal) == 260 - index.pending
+    stored = as_stored(index, vectors)
+    for probe in (259, 250, 240, 231):  # pending ones
+        sims, ids = index.search(vectors[probe], 5)
+        assert ids[0] == probe
+        np.testing.assert_allclose(sims, np.sort(stored @ vectors[probe])[::-1][:5], rtol=1e-5)
+    assert index.fold(5) == vector_module.MAX_PENDING - 5
+    assert index.fold() == 0 and int(index._index.ntotal) == 260
+
+
+def test_folding_later_builds_the_graph_an_insert_per_add_builds() -> None:
+    """The same vectors added one at a time: folded after every add, or left pending and
+    folded later (by the cap, in pieces, and by ``graph``), give the very same graph and
+    the same search results (a deleted pending vector is inserted and stays deleted)."""
+    vectors = unit_rows(330, seed=5)
+    now, later = (VectorIndex(DIM, hnsw_threshold=100, m=8) for _ in range(2))
+    for index in (now, later):
+        index.add(np.arange(150), vectors[:150])
+    _one_by_one(now, vectors[150:], fold=True, start=150)
+    _one_by_one(later, vectors[150:240], fold=False, start=150)
+    later.fold(7)
+    _one_by_one(later, vectors[240:], fold=False, start=240)
+    for index in (now, later):
+        index.remove(np.array([320, 10]))  # 320 still pending in ``later``
+    assert later.pending > 0
+    for probe in range(0, 330, 11):
+        query = unit_rows(1, seed=2000 + probe)[0]
+        for k in (1, 10, 40):
+            got, want = later.search(query, k), now.search(query, k)
+            np.testing.assert_array_equal(got[1], want[1])
+            np.testing.assert_array_equal(got[0], want[0])
+            assert 320 not in got[1]
+    for got, want in zip(_graph_arrays(later), _graph_arrays(now), strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert later.pending == 0
+
+
+def test_a_scoped_search_sees_pending_vectors_of_its_scope_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_module, "EXACT_SCOPE", 8)  # the scope bitmap path
+    vectors = unit_rows(140, seed=9)
+    index = VectorIndex(DIM, hnsw_threshold=100, m=8)
+    index.add(np.arange(120), vectors[:120])
+    _one_by_one(index, vectors[120:], fold=False, start=120)
+    assert index.pending == 20
+    scope = np.array([*range(0, 120, 2), 121, 125, 139])
+    stored = as_stored(index, vectors)
+    for probe in (121, 124, 139):
+        _, ids = index.search(vectors[probe], 6, among=scope)
+        assert set(ids.tolist()) <= set(scope.tolist())
+        brute = scope[np.argsort(-(stored[scope] @ vectors[probe]), kind="stable")][:6]
+        np.testing.assert_array_equal(ids, brute)
+
+
+def test_a_batch_add_folds_what_waits_first() -> None:
+    """A batch goes into the graph at once (as before); what is pending goes in first."""
+    vectors = unit_rows(230, seed=11)
+    index = VectorIndex(DIM, hnsw_threshold=100, m=8)
+    index.add(np.arange(150), vectors[:150])
+    _one_by_one(index, vectors[150:160], fold=False, start=150)
+    index.add(np.arange(160, 230), vectors[160:])
+    assert index.pending == 0 and int(index._index.ntotal) == 230
+    with pytest.raises(IndexError_, match="vectors of"):
+        index.add(np.array([500]), vectors[:2])
