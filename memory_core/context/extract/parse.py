@@ -62,6 +62,9 @@ def _load() -> Language:
         ) from exc
     # the lemmatizer and tagger stay: lemmas name slots; nothing here needs the vectors
     nlp: Language = module.load()
+    from memory_core.context.extract.torch_gemm import use_torch_gemm
+
+    use_torch_gemm(nlp)  # the same parse, ~0.75x the CPU
     return nlp
 
 

@@ -138,3 +138,35 @@ def test_a_text_longer_than_the_parser_reads_is_embedded_by_its_clip() -> None:
     long = "I want a hotel under 180 EUR per night. " * 80
     extractor.extract(long, vector=embed_checked(recording.inner, [long])[0])
     assert long[:2_000] in recording.texts()
+
+
+def test_pipeline_multiplies_through_torch_and_parses_as_blis() -> None:
+    """The loaded pipeline's layers use ``TorchGemmOps``; a second copy of the pipeline on
+    thinc's BLIS products parses the same texts to the same tags, lemmas, arcs and
+    entities."""
+    import importlib
+
+    from memory_core.context.extract.parse import MODEL_PACKAGE, pipeline
+    from memory_core.context.extract.torch_gemm import TorchGemmOps
+
+    nlp = pipeline()
+    layers = [
+        layer for _, c in nlp.pipeline if getattr(c, "model", None) for layer in c.model.walk()
+    ]
+    assert layers and all(isinstance(layer.ops, TorchGemmOps) for layer in layers)
+    blis_nlp = importlib.import_module(MODEL_PACKAGE).load()
+    assert not any(
+        isinstance(layer.ops, TorchGemmOps)
+        for _, c in blis_nlp.pipeline
+        if getattr(c, "model", None)
+        for layer in c.model.walk()
+    )
+
+    def reading(doc: Any) -> list[tuple[str, ...]]:
+        return [
+            (t.tag_, t.pos_, t.dep_, str(t.head.i), t.lemma_, t.ent_iob_, t.ent_type_) for t in doc
+        ]
+
+    texts = [text for _, text in TURNS]
+    assert [reading(nlp(t)) for t in texts] == [reading(blis_nlp(t)) for t in texts]
+    assert [reading(d) for d in nlp.pipe(texts)] == [reading(d) for d in blis_nlp.pipe(texts)]
