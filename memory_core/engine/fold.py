@@ -14,6 +14,7 @@ folds what is left first: the graph is always the one an insert per add builds.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from collections.abc import Iterator
@@ -74,6 +75,10 @@ _FOLDER = _Folder()
 os.register_at_fork(
     before=_FOLDER.pause, after_in_parent=_FOLDER.resume, after_in_child=_FOLDER.forget
 )
+# At exit, wait for the insert under way: a daemon thread still inside FAISS when the
+# interpreter finalises is stopped on its way back into Python, and that unwinds through
+# the C++ wrapper, which aborts the process.
+atexit.register(_FOLDER.pause)
 
 
 @contextmanager
