@@ -62,9 +62,12 @@ def _load() -> Language:
         ) from exc
     # the lemmatizer and tagger stay: lemmas name slots; nothing here needs the vectors
     nlp: Language = module.load()
+    from memory_core.context.extract.attribute_rules import use_rule_index
     from memory_core.context.extract.torch_gemm import use_torch_gemm
 
-    use_torch_gemm(nlp)  # the same parse, ~0.75x the CPU
+    # the same parse at ~0.65x the CPU batched, ~0.8x one turn (docs/context.md, fifth pass)
+    use_torch_gemm(nlp)
+    use_rule_index(nlp)
     return nlp
 
 

@@ -140,33 +140,42 @@ def test_a_text_longer_than_the_parser_reads_is_embedded_by_its_clip() -> None:
     assert long[:2_000] in recording.texts()
 
 
-def test_pipeline_multiplies_through_torch_and_parses_as_blis() -> None:
-    """The loaded pipeline's layers use ``TorchGemmOps``; a second copy of the pipeline on
-    thinc's BLIS products parses the same texts to the same tags, lemmas, arcs and
-    entities."""
+def test_fast_pipeline_parses_as_spacy_built_it() -> None:
+    """The loaded pipeline multiplies through ``TorchGemmOps`` and matches its attribute
+    rules through a ``RuleIndex``; a second copy of the package as spaCy builds it (BLIS,
+    ``Matcher``) parses the same texts to the same tags, parts of speech, morphology,
+    lemmas, arcs and entities, one at a time and batched."""
     import importlib
 
+    from memory_core.context.extract.attribute_rules import RuleIndex
     from memory_core.context.extract.parse import MODEL_PACKAGE, pipeline
     from memory_core.context.extract.torch_gemm import TorchGemmOps
 
+    def layers(nlp: Any) -> list[Any]:
+        return [
+            layer for _, c in nlp.pipeline if getattr(c, "model", None) for layer in c.model.walk()
+        ]
+
     nlp = pipeline()
-    layers = [
-        layer for _, c in nlp.pipeline if getattr(c, "model", None) for layer in c.model.walk()
-    ]
-    assert layers and all(isinstance(layer.ops, TorchGemmOps) for layer in layers)
-    blis_nlp = importlib.import_module(MODEL_PACKAGE).load()
-    assert not any(
-        isinstance(layer.ops, TorchGemmOps)
-        for _, c in blis_nlp.pipeline
-        if getattr(c, "model", None)
-        for layer in c.model.walk()
+    plain = importlib.import_module(MODEL_PACKAGE).load()
+    assert layers(nlp) and all(isinstance(layer.ops, TorchGemmOps) for layer in layers(nlp))
+    assert not any(isinstance(layer.ops, TorchGemmOps) for layer in layers(plain))
+    assert isinstance(nlp.get_pipe("attribute_ruler").match.__self__, RuleIndex)
+    assert not isinstance(
+        getattr(plain.get_pipe("attribute_ruler").match, "__self__", None), RuleIndex
     )
 
     def reading(doc: Any) -> list[tuple[str, ...]]:
         return [
-            (t.tag_, t.pos_, t.dep_, str(t.head.i), t.lemma_, t.ent_iob_, t.ent_type_) for t in doc
+            (t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, str(t.head.i), t.ent_iob_, t.ent_type_)
+            for t in doc
         ]
 
-    texts = [text for _, text in TURNS]
-    assert [reading(nlp(t)) for t in texts] == [reading(blis_nlp(t)) for t in texts]
-    assert [reading(d) for d in nlp.pipe(texts)] == [reading(d) for d in blis_nlp.pipe(texts)]
+    texts = [text for _, text in TURNS] + [
+        "I ain't gonna pay that, y'all. Nothin' changed.",
+        "C'm on, let's go!\n\n There's a 9am flight I got.",
+        "",
+        "😀😀 <b>markup</b>",
+    ]
+    assert [reading(nlp(t)) for t in texts] == [reading(plain(t)) for t in texts]
+    assert [reading(d) for d in nlp.pipe(texts)] == [reading(d) for d in plain.pipe(texts)]
