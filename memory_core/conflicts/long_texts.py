@@ -1,0 +1,273 @@
+"""Long texts judged sentence by sentence: a wrapper around any contradiction judge.
+
+The judges read one statement well and a chatty turn badly (docs/conflicts.md, "Anchored on
+real chat"): a turn's vector is far from a short reply's, so the pair falls under the topic
+gate; the learned half speaks only between one-piece texts; the NLI model skips a text of
+several statements. So a pair where either text has two or more sentences (``sentences.py``)
+is judged twice over, through the wrapped judge: as a whole, as before, and as the pairs of
+its sentences closest in meaning (at most :data:`MAX_PAIRS`, each with its own cosine, the
+texts' sentences embedded in one batch). The pair contradicts when the whole does or one
+sentence pair does; otherwise it is compatible when either is; the verdict's reason names
+the sentences that decided, and its spans point into the whole texts.
+
+A sentence read alone loses what its neighbours said of it: "Back in college I lived on
+coffee. Slept four hours a night." — the second sentence is about college too. A sentence
+that names no time and no one of its own (``claims.py``: no past marker, no subject) is
+read in its text's frame: when the sentence before it is set in the past or about someone
+else, a contradiction it alone makes does not count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from memory_core.conflicts.claim_judge import first_person
+from memory_core.conflicts.claims import claims
+from memory_core.conflicts.sentences import Sentence, sentences
+from memory_core.conflicts.verdict import ContradictionJudge, Span, Verdict
+from memory_core.embedding.base import Embedder, embed_checked
+from memory_core.embedding.recent import RecentCache
+from memory_core.errors import ConfigError
+
+MAX_PAIRS = 6
+"""Sentence pairs judged per text pair, closest first: a turn of three sentences against a
+reply of two, all of them; a pasted page, its six sentences nearest the other text."""
+SENTENCE_VECTORS = 16384
+"""Sentence vectors kept (a stored memory meets many writes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SentencePair:
+    """A sentence of each text and the cosine of their embeddings."""
+
+    a: Sentence
+    b: Sentence
+    similarity: float
+
+
+class SentenceJudge:
+    """Any judge, reading a long text one sentence at a time as well as whole.
+
+    Args:
+        inner: the judge that reads each pair (its ``name`` is this judge's name).
+        embedder: embeds sentences to pick and gate the sentence pairs; default the shipped
+            MiniLM, loaded on first use (the claim judge's own, so the vectors a caller
+            ``prime``\\ s serve both).
+        max_pairs: sentence pairs judged per text pair, at least 1.
+    """
+
+    __slots__ = ("_embedder", "_inner", "_max_pairs", "_vectors")
+
+    def __init__(
+        self,
+        inner: ContradictionJudge,
+        *,
+        embedder: Embedder | None = None,
+        max_pairs: int = MAX_PAIRS,
+    ) -> None:
+        if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 1:
+            raise ConfigError("max_pairs", max_pairs, "a whole number of sentence pairs >= 1")
+        self._inner = inner
+        self._embedder = embedder
+        self._max_pairs = max_pairs
+        self._vectors: RecentCache[np.ndarray] = RecentCache(SENTENCE_VECTORS)
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def inner(self) -> ContradictionJudge:
+        """The wrapped judge."""
+        return self._inner
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
+        """Judge ``a`` (usually the older text) against ``b``: whole, and by sentence when
+        either has several."""
+        whole = self._inner.judge(a, b, similarity)  # checks the input
+        (plan,) = self._plans([(a, b)])
+        parts = [
+            (pair, self._inner.judge(pair.a.text, pair.b.text, pair.similarity)) for pair in plan
+        ]
+        return _combined(a, b, whole, parts)
+
+    def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
+        """Have the wrapped judge read, in one batch, what judging each ``(a, b, similarity)``
+        will read: the whole pairs and their sentence pairs (see ``ClaimJudge.read_ahead``)."""
+        read_ahead = getattr(self._inner, "read_ahead", None)
+        if not callable(read_ahead):
+            return
+        plans = self._plans([(a, b) for a, b, _ in pairs])
+        parts = [(p.a.text, p.b.text, p.similarity) for plan in plans for p in plan]
+        read_ahead([*pairs, *parts])
+
+    def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Take the embeddings a caller already has: the wrapped judge's, and, for a text of
+        one sentence, this judge's own (its sentence costs no model run)."""
+        prime = getattr(self._inner, "prime", None)
+        if callable(prime):
+            prime(model, texts, vectors)
+        if model != self._sentence_embedder().name:
+            return
+        kept = []
+        for text, vector in zip(texts, vectors, strict=True):
+            found = sentences(text)
+            if len(found) == 1 and found[0].text == text and first_person(text) == text:
+                kept.append((text, np.asarray(vector, dtype=np.float32)))
+        self._vectors.put_many(kept)
+
+    def warm(self, texts: Sequence[str] = ()) -> None:
+        """Pay first-use costs now: the wrapped judge's (its ``warm``), the sentence
+        splitter, and the sentences of ``texts`` (stored memories) embedded in one batch."""
+        warm = getattr(self._inner, "warm", None)
+        if callable(warm):
+            warm(texts)
+        sentences("Warm up. The splitter loads once.")
+        self._embedded([s.text for text in texts for s in _several(text)])
+
+    def close(self) -> None:
+        """Release what the wrapped judge holds (an HTTP judge's connection)."""
+        close = getattr(self._inner, "close", None)
+        if callable(close):
+            close()
+
+    def _sentence_embedder(self) -> Embedder:
+        if self._embedder is None:
+            from memory_core.embedding.minilm import MiniLMEmbedder
+
+            self._embedder = MiniLMEmbedder()
+        return self._embedder
+
+    def _plans(self, pairs: Sequence[tuple[str, str]]) -> list[list[SentencePair]]:
+        """The sentence pairs to judge of each text pair (none when both texts are one
+        sentence), every sentence not yet embedded embedded in one batch."""
+        split = [(_sentences_of(a, b), _sentences_of(b, a)) for a, b in pairs]
+        self._embedded([s.text for sa, sb in split for s in (*sa, *sb)])
+        return [self._closest(sa, sb) for sa, sb in split]
+
+    def _closest(self, sa: tuple[Sentence, ...], sb: tuple[Sentence, ...]) -> list[SentencePair]:
+        if not sa or not sb:
+            return []
+        va = self._embedded([s.text for s in sa])
+        vb = self._embedded([s.text for s in sb])
+        cosines = np.clip(va @ vb.T, -1.0, 1.0)
+        order = np.argsort(-cosines, axis=None, kind="stable")[: self._max_pairs]
+        rows, cols = np.unravel_index(order, cosines.shape)
+        return [
+            SentencePair(sa[i], sb[j], float(cosines[i, j]))
+            for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
+        ]
+
+    def _embedded(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts`` as the speaker says them ("User's ..." as "my ...",
+        as the claim judge reads them), the ones not kept computed in one model call and
+        handed to the wrapped judge, which then reads them for free."""
+        said = [first_person(t) for t in texts]
+        if not said:
+            return np.zeros((0, 0), dtype=np.float32)
+        missing = self._vectors.missing(said)
+        if missing:
+            embedder = self._sentence_embedder()
+            vectors = embed_checked(embedder, missing)
+            self._vectors.put_many(zip(missing, vectors, strict=True))
+            prime = getattr(self._inner, "prime", None)
+            if callable(prime):
+                prime(embedder.name, missing, vectors)
+        found = self._vectors.get_many(said)
+        if any(v is None for v in found):  # more texts than the cache holds
+            return embed_checked(self._sentence_embedder(), said)
+        return np.stack([v for v in found if v is not None])
+
+
+def read_by_sentence(judge: ContradictionJudge, **options: Any) -> SentenceJudge:
+    """``judge`` wrapped to read long texts sentence by sentence (``options`` as
+    :class:`SentenceJudge` takes them)."""
+    return SentenceJudge(judge, **options)
+
+
+def _several(text: str) -> tuple[Sentence, ...]:
+    """The sentences of ``text`` that say something, when it has two or more."""
+    found = sentences(text)
+    if len(found) < 2:
+        return ()
+    return tuple(s for s in found if _says_something(s.text))
+
+
+def _sentences_of(text: str, other: str) -> tuple[Sentence, ...]:
+    """What a sentence pair takes from ``text``: its sentences when it has several, the
+    whole text when only ``other`` has (no sentence pairs when neither has)."""
+    several = _several(text)
+    if several:
+        return several
+    if not _several(other):
+        return ()
+    found = sentences(text)
+    return found[:1]
+
+
+def _says_something(sentence: str) -> bool:
+    """A sentence with a content word or a value ("Hey Mel!" has none worth judging)."""
+    return any(c.words or c.values for c in claims(sentence))
+
+
+def _framed(text: str, sentence: Sentence) -> bool:
+    """Whether ``sentence`` of ``text`` is read in a frame its neighbour set: it names no
+    time or person of its own, and the sentence before it is set in the past or is about
+    someone else."""
+    own = claims(sentence.text)
+    if not own or any(c.past or c.subject for c in own):
+        return False
+    before = [s for s in sentences(text) if s.end <= sentence.start]
+    if not before:
+        return False
+    frame = claims(before[-1].text)
+    return any(c.past or c.subject not in ("", "i") for c in frame)
+
+
+def _combined(
+    a: str, b: str, whole: Verdict, parts: Sequence[tuple[SentencePair, Verdict]]
+) -> Verdict:
+    """The pair's verdict from the whole texts' and the sentence pairs' (module doc)."""
+    found = [
+        (pair, v)
+        for pair, v in parts
+        if v.is_contradiction and not (_framed(a, pair.a) or _framed(b, pair.b))
+    ]
+    best = max(found, key=lambda item: item[1].score, default=None)
+    if best is not None and not (whole.is_contradiction and whole.score >= best[1].score):
+        return _in_whole(a, b, *best)
+    if whole.label != "unrelated":
+        return whole
+    related = [(pair, v) for pair, v in parts if v.label == "compatible"]
+    if related:
+        pair, verdict = max(related, key=lambda item: item[1].score)
+        return _in_whole(a, b, pair, verdict)
+    return whole
+
+
+def _in_whole(a: str, b: str, pair: SentencePair, verdict: Verdict) -> Verdict:
+    """A sentence pair's verdict as the whole pair's: the reason names the sentences, the
+    spans point into the whole texts."""
+    shift = {"a": pair.a.start, "b": pair.b.start}
+    spans = tuple(
+        Span(s.side, s.start + shift[s.side], s.end + shift[s.side], s.text) for s in verdict.spans
+    )
+    where = (
+        f"sentence {_position(a, pair.a)} of the older text ('{_clip(pair.a.text)}') against "
+        f"sentence {_position(b, pair.b)} of the newer ('{_clip(pair.b.text)}')"
+    )
+    return replace(verdict, reason=f"{verdict.reason}; {where}", spans=spans)
+
+
+def _position(text: str, sentence: Sentence) -> str:
+    found = sentences(text)
+    index = next((i for i, s in enumerate(found) if s.start == sentence.start), 0)
+    return f"{index + 1}/{len(found)}"
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."

@@ -1,0 +1,71 @@
+"""The default judge with the real MiniLM on a chatty multi-sentence memory, one sentence of
+which a later statement contradicts (docs/conflicts.md, "Long texts read by sentence")."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
+from memory_core.conflicts import make_judge
+from memory_core.conflicts.guard import ConflictGuard
+from memory_core.embedding.minilm import MiniLMEmbedder
+
+pytestmark = [pytest.mark.integration]
+
+NURSE = (
+    "Thanks for asking! The kids are fine and the garden is finally blooming. "
+    "I work as a nurse at the city hospital, mostly night shifts. We should catch up soon."
+)
+CONCERTS = (
+    "Hey, long time no see! My brother got married in June and the party lasted until 3am. "
+    "I have never been to a concert in my life, crowds scare me. Let's grab lunch next week."
+)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+def test_the_contradicted_sentence_is_found_named_and_highlighted(embedder: MiniLMEmbedder) -> None:
+    newer = "I work as a software engineer at a startup."
+    whole = make_judge(embedder=embedder, by_sentence=False).judge(NURSE, newer)
+    assert whole.label == "unrelated"  # the turn's vector is far from the reply's
+    verdict = make_judge(embedder=embedder).judge(NURSE, newer)
+    assert verdict.is_contradiction, verdict.reason
+    assert "sentence 3/4 of the older text" in verdict.reason
+    highlighted = {s.side: s.text for s in verdict.spans}
+    assert "nurse" in highlighted["a"] and "software engineer" in highlighted["b"]
+
+
+@pytest.mark.parametrize(
+    "newer",
+    [
+        "My brother works as a software engineer at a startup.",  # someone else
+        "Before nursing school I worked as a software engineer.",  # another time
+        "The night shifts at the hospital are long but I like my patients.",  # more detail
+    ],
+)
+def test_other_people_times_and_details_stay_compatible(
+    embedder: MiniLMEmbedder, newer: str
+) -> None:
+    assert not make_judge(embedder=embedder).judge(NURSE, newer).is_contradiction
+
+
+def test_the_guard_acts_on_a_long_memory_one_sentence_of_which_is_contradicted(
+    embedder: MiniLMEmbedder,
+) -> None:
+    decided: dict[bool, list[str]] = {}
+    for by_sentence in (False, True):
+        atlas = ElasticMemoryAtlas(AtlasConfig(), embedder=embedder, clock=ManualClock(1.7e9))
+        guard = ConflictGuard(atlas, make_judge(embedder=embedder, by_sentence=by_sentence))
+        user = {"user_id": "ana"}
+        old = guard.add(CONCERTS, session_id="day1", metadata=user).node
+        assert old is not None
+        result = guard.add(
+            "I go to a rock concert almost every month.", session_id="day2", metadata=user
+        )
+        decided[by_sentence] = [d.existing_id for d in result.decisions]
+        if by_sentence:
+            assert decided[True] == [old.id]
+    assert decided[False] == []  # read whole, the turn contradicts nothing
