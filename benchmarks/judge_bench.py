@@ -81,7 +81,10 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
     guard (``restarted``: nothing read yet, so each add may read its candidates' sentences
     with MiniLM) and by a fresh guard after ``ConflictGuard.warm`` (``warmed``; ``warm_s``
     and ``warm_cpu_s`` what the warm-up cost). The texts are embedded beforehand (the
-    atlas's own embedding cost is not the guard's)."""
+    atlas's own embedding cost is not the guard's). ``scan_second_looks`` counts the pairs
+    the scan's cross-encoder read; an add's CPU is its own thread's (the second look runs on
+    another, counted in ``second_look_pairs`` and the adds' process CPU ``adds_cpu_s``,
+    settled included: ``settle_s`` waited for it after the last add)."""
     from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
     from memory_core.conflicts.guard import ConflictGuard
     from memory_core.embedding.minilm import MiniLMEmbedder
@@ -122,6 +125,7 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
         "scan_cpu_s": round(scan_cpu, 2),
         "scan_progress_calls": len(progress),
         "scan_queued": len(queued),
+        "scan_second_looks": getattr(scanner.detector.judge, "second_looks", 0),
         "scan_budget_s": SCAN_BUDGET_S,
         "adds": len(new),
         **running,
@@ -135,18 +139,27 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
 
 
 def _add_costs(guard: Any, new: list[tuple[str, np.ndarray]]) -> dict[str, float]:
-    """Wall and CPU milliseconds of ``guard.add`` for each new text, p50 and p99."""
-    walls, cpus = [], []
+    """Wall and CPU milliseconds of ``guard.add`` for each new text, p50 and p99 (CPU of
+    the adding thread), and what the adds cost the process with their second looks."""
+    walls, cpus, looked = [], [], 0
+    process_cpu = time.process_time()
     for text, vector in new:
-        wall, cpu = time.perf_counter(), time.process_time()
-        guard.add(text, session_id="bench", embedding=vector)
+        wall, cpu = time.perf_counter(), time.thread_time()
+        result = guard.add(text, session_id="bench", embedding=vector)
         walls.append((time.perf_counter() - wall) * 1000.0)
-        cpus.append((time.process_time() - cpu) * 1000.0)
+        cpus.append((time.thread_time() - cpu) * 1000.0)
+        looked += len(result.second_look)
+    wall = time.perf_counter()
+    guard.settle()
+    settle_s = time.perf_counter() - wall
     return {
         "add_p50_ms": round(float(np.percentile(walls, 50)), 2),
         "add_p99_ms": round(float(np.percentile(walls, 99)), 2),
         "add_cpu_p50_ms": round(float(np.percentile(cpus, 50)), 2),
         "add_cpu_p99_ms": round(float(np.percentile(cpus, 99)), 2),
+        "second_look_pairs": looked,
+        "settle_s": round(settle_s, 2),
+        "adds_cpu_s": round(time.process_time() - process_cpu, 2),
     }
 
 

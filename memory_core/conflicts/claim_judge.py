@@ -16,14 +16,17 @@ about another person ("my brother lives ..."), the past ("as a kid", "used to"),
 additions ("also", "separately") are compatible with anything.
 
 This module runs the rules (``claim_rules.py``, over ``claim_terms.py``), lets the learned
-pair model (``pair_model.py``) confirm or overrule them (optionally the cross-encoder,
-``pair_encoder.py``, where the pair model is unsure), and checks the input.
+pair model (``pair_model.py``) confirm or overrule them, and checks the input: the first
+look. Where the pair model is unsure, the cross-encoder (``pair_encoder.py``) decides: the
+second look, which the write path runs off the add (``second_look.py``) and ``judge`` runs
+at once.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -40,7 +43,7 @@ from memory_core.conflicts.claim_terms import (
 )
 from memory_core.conflicts.claims import Claim, claims
 from memory_core.conflicts.slots import SlotReader, SlotReading
-from memory_core.conflicts.verdict import Verdict
+from memory_core.conflicts.verdict import FirstLook, Verdict
 from memory_core.embedding.base import Embedder
 from memory_core.embedding.recent import RecentCache
 from memory_core.errors import ConfigError, InputError
@@ -69,8 +72,8 @@ UNRELATED_SCORE = 0.02
 WARM_UP_PAIR = ("I live in Oslo and work as a nurse.", "I moved to Bergen last year.")
 """What ``ClaimJudge.warm`` judges to load its models: claims, a slot, a place, a time."""
 OPEN_BAND = (0.2, 0.8)
-"""Pair-model probabilities between which the cross-encoder (``pair_encoder.py``), when
-switched on, decides instead: it costs a MiniLM run per pair, the pair model a dot
+"""Pair-model probabilities between which the cross-encoder (``pair_encoder.py``) decides
+instead (the second look): it costs a MiniLM run per pair, the pair model a dot
 product, so it reads only the pairs the pair model leaves open. Set before any measurement
 and not tuned; on the selection fold it kept nearly all of the encoder's gain (whole judge
 0.78 / 0.66 against 0.79 / 0.67 with the encoder on every candidate pair)."""
@@ -105,16 +108,18 @@ class ClaimJudge:
         scorer: the learned half's probability that a candidate pair ``(a, b, features)``
             contradicts, in place of the pair model's (the features are its input).
         cross_encoder: where the pair model is unsure (:data:`OPEN_BAND`), let the
-            cross-encoder (``pair_encoder.py``) decide instead (needs ``learned``). Off by
-            default: it gains recall at the same precision on held-out pairs, but a MiniLM
-            run per open pair costs a guarded add ~55 ms of CPU at p50 and a 1,000-memory
-            scan ~45 s of CPU on this box, against budgets of 20 ms and 30 s
-            (docs/conflicts.md, fifth pass).
+            cross-encoder (``pair_encoder.py``) decide instead (needs ``learned``): the
+            second look. It gains recall at the same precision on held-out pairs
+            (docs/conflicts.md, fifth pass); a MiniLM run per open pair is too slow for a
+            write, so the guard runs it off the add (``second_look.py``, sixth pass).
+            ``False`` gives the pair model's answer on every pair.
     """
 
     __slots__ = (
         "_cross",
+        "_cross_lock",
         "_crossed",
+        "_crossed_count",
         "_embedder",
         "_learned",
         "_reader",
@@ -133,7 +138,7 @@ class ClaimJudge:
         slots: bool = True,
         learned: bool = True,
         scorer: PairScorer | None = None,
-        cross_encoder: bool = False,
+        cross_encoder: bool = True,
     ) -> None:
         if not _number(threshold) or not 0.0 < threshold <= 1.0:
             raise ConfigError("threshold", threshold, "a number in (0, 1]")
@@ -148,6 +153,8 @@ class ClaimJudge:
         self._scorer = scorer
         self._cross = bool(cross_encoder) and self._learned
         self._crossed: RecentCache[float] = RecentCache(CROSSED_PAIRS)
+        self._cross_lock = threading.Lock()
+        self._crossed_count = 0
 
     def _slot_reader(self) -> SlotReader:
         if self._reader is None:
@@ -186,10 +193,9 @@ class ClaimJudge:
         self._read_all([piece for text in texts for piece in (text, *_pieces(text))])
 
     def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
-        """Read in one model batch what judging each ``(a, b, similarity)`` will read (the
-        texts and claims of each candidate pair), then have the cross-encoder read, in one
-        batch too, the pairs the pair model is unsure of: a write judged against several
-        stored memories costs one model call of each kind, not one per pair."""
+        """Read in one model batch what a first look at each ``(a, b, similarity)`` will
+        read (the texts and claims of each candidate pair): a write judged against several
+        stored memories costs one model call, not one per pair."""
         if not self._slots:
             return
         self._read_all(
@@ -200,13 +206,6 @@ class ClaimJudge:
                 for piece in (a, b, *_pieces(a), *_pieces(b))
             ]
         )
-        if self._crosses():
-            candidates = [
-                (a, b, self._candidate(a, b, similarity)[1])
-                for a, b, similarity in pairs
-                if similarity >= SLOT_CANDIDATE
-            ]
-            self._cross_probabilities([(a, b) for a, b, c in candidates if c and c.open(a, b)])
 
     def _read_all(self, pieces: list[str]) -> None:
         if pieces:
@@ -217,7 +216,15 @@ class ClaimJudge:
         return "claims"
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
-        """Judge ``a`` (usually the older memory) against ``b`` (usually the newer one)."""
+        """Judge ``a`` (usually the older memory) against ``b`` (usually the newer one): the
+        first look and, when it leaves the pair open, the second look at once."""
+        look = self.first_look(a, b, similarity)
+        return self.second_look([look])[0] if look.open else look.verdict
+
+    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
+        """The rules and the pair model (under a millisecond a pair once the texts are
+        read); open when the pair model is unsure and the cross-encoder is on (see
+        :meth:`_Candidate.open`)."""
         _check_text("a", a)
         _check_text("b", b)
         if similarity is not None and not _number(similarity):
@@ -226,11 +233,32 @@ class ClaimJudge:
             raise InputError("similarity", f"{similarity!r} is outside [-1, 1]")
         rules, candidate = self._candidate(a, b, similarity)
         if candidate is None:
-            return rules
-        probability, source = candidate.probability, "pair model"
-        if self._crosses() and candidate.open(a, b):
-            probability, source = self._cross_probabilities([(a, b)])[0], "cross-encoder"
-        verdict = candidate.decide(a, b, probability, f"{source} p={probability:.2f}")
+            return FirstLook(a, b, rules)
+        p = candidate.probability
+        verdict = self._held(candidate.decide(a, b, p, f"pair model p={p:.2f}"))
+        if not (self._crosses() and candidate.open(a, b)):
+            return FirstLook(a, b, verdict)
+
+        def second(p: float) -> Verdict:
+            return self._held(candidate.decide(a, b, p, f"second look: cross-encoder p={p:.2f}"))
+
+        return FirstLook(a, b, verdict, open=True, state=second)
+
+    def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
+        """The verdict of each look: the cross-encoder's on the open ones, read in batches
+        (one MiniLM run per pair in each order, about 15 ms of CPU a pair on one thread),
+        the first look's on the others. Thread-safe: the guard runs it on a worker."""
+        opened = [look for look in looks if look.open]
+        found = iter(self._cross_probabilities([(look.a, look.b) for look in opened]))
+        return [look.state(next(found)) if look.open else look.verdict for look in looks]
+
+    @property
+    def second_looks(self) -> int:
+        """Pairs the cross-encoder has read so far (a pair judged again is read once)."""
+        return self._crossed_count
+
+    def _held(self, verdict: Verdict) -> Verdict:
+        """``verdict``, a contradiction scoring under the judge's threshold made compatible."""
         if verdict.is_contradiction and verdict.score < self._threshold:
             return replace(verdict, label="compatible", kind="none", spans=())
         return verdict
@@ -277,14 +305,18 @@ class ClaimJudge:
         """The cross-encoder's probability for each pair, the ones not seen before read in
         one batch (the texts as the user would say them, as in training). It reads both
         orders, so a pair judged from either side is read once."""
+        if not pairs:
+            return []
         said = [(first_person(a), first_person(b)) for a, b in pairs]
         keys = ["\x1f".join(sorted(pair)) for pair in said]
-        missing = self._crossed.missing(keys)
-        if missing:
-            todo = [said[keys.index(k)] for k in missing]
-            found = pair_encoder.load().probabilities(todo)
-            self._crossed.put_many(zip(missing, map(float, found), strict=True))
-        held = self._crossed.get_many(keys)
+        with self._cross_lock:  # two threads never read the same pair twice
+            missing = self._crossed.missing(keys)
+            if missing:
+                todo = [said[keys.index(k)] for k in missing]
+                found = pair_encoder.load().probabilities(todo)
+                self._crossed_count += len(todo)
+                self._crossed.put_many(zip(missing, map(float, found), strict=True))
+            held = self._crossed.get_many(keys)
         return [
             p if p is not None else float(pair_encoder.load().probabilities([pair])[0])
             for pair, p in zip(said, held, strict=True)

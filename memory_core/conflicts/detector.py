@@ -11,6 +11,11 @@ handful of pairs per write, not the atlas. Pairs a reviewer declared compatible 
 skipped. A session summary is judged through the memories it quotes: a summary holds many
 claims, and the one a statement contradicts should be retired, not the whole summary
 (whose re-issue without it is the guard's job).
+
+A judge with two looks (``TwoLookJudge``, the claim judge) is asked for its quick first
+look only; ``screen`` returns the pairs it left open beside the contradictions it is sure
+of, so the guard can give them their second look off the write path (``second_look.py``),
+while ``check`` and ``scan`` give it at once, in one batch per statement.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import numpy as np
 
 from memory_core.conflicts.items import pair_key
 from memory_core.conflicts.speakers import utterance
-from memory_core.conflicts.verdict import ContradictionJudge, Verdict
+from memory_core.conflicts.verdict import ContradictionJudge, FirstLook, TwoLookJudge, Verdict
 from memory_core.embedding.base import embed_checked
 from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
@@ -95,6 +100,22 @@ class Conflict:
     verdict: Verdict
 
 
+@dataclass(frozen=True, slots=True)
+class Look:
+    """A stored memory the statement contradicts by the judge's first look, or may
+    contradict: the first look left the pair open for the second."""
+
+    existing: MemoryNode
+    similarity: float
+    first: FirstLook
+
+    def conflict(self, verdict: Verdict) -> Conflict | None:
+        """The conflict ``verdict`` (this pair's final one) makes, if any."""
+        return (
+            Conflict(self.existing, self.similarity, verdict) if verdict.is_contradiction else None
+        )
+
+
 class ConflictDetector:
     """Finds contradictions between a statement (or a stored memory) and the atlas."""
 
@@ -134,6 +155,21 @@ class ConflictDetector:
         exclude: frozenset[str] = frozenset(),
     ) -> list[Conflict]:
         """Contradictions of ``text`` (not yet stored, or stored as one of ``exclude``)."""
+        screened = self.screen(
+            text, session_id=session_id, metadata=metadata, embedding=embedding, exclude=exclude
+        )
+        return self.settled(screened)
+
+    def screen(
+        self,
+        text: str,
+        *,
+        session_id: str,
+        metadata: Mapping[str, Any] | None = None,
+        embedding: np.ndarray | Sequence[float] | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> list[Look]:
+        """The first look of :meth:`check`: contradictions and open pairs, by candidate."""
         if len(self._atlas) == 0:
             return []
         hits = self._atlas.retrieve(
@@ -180,6 +216,10 @@ class ConflictDetector:
         on its own), and a neighbouring summary stands for the memories it quotes, so a
         summary is never judged against its own sources.
         """
+        return self.settled(self.screen_stored(node_id))
+
+    def screen_stored(self, node_id: str) -> list[Look]:
+        """The first look of :meth:`scan`: contradictions and open pairs, by neighbour."""
         node = self._atlas.get(node_id)
         if node.kind is MemoryKind.SUMMARY:
             return []
@@ -253,12 +293,30 @@ class ConflictDetector:
         if texts:
             prime(self._atlas.embedder.name, texts, np.stack(vectors))
 
+    def second_look(self, looks: Sequence[Look]) -> list[Verdict]:
+        """The final verdict of each look: the judge's second look at the open ones, in one
+        batch (a judge without one leaves no look open)."""
+        if isinstance(self._judge, TwoLookJudge) and any(look.first.open for look in looks):
+            return self._judge.second_look([look.first for look in looks])
+        return [look.first.verdict for look in looks]
+
+    def settled(self, looks: Sequence[Look]) -> list[Conflict]:
+        """The conflicts among ``looks`` once the open ones had their second look."""
+        verdicts = self.second_look(looks)
+        found = (look.conflict(v) for look, v in zip(looks, verdicts, strict=True))
+        return [c for c in found if c is not None]
+
+    def _first_look(self, a: str, b: str, similarity: float) -> FirstLook:
+        if isinstance(self._judge, TwoLookJudge):
+            return self._judge.first_look(a, b, similarity)
+        return FirstLook(a, b, self._judge.judge(a, b, similarity))
+
     def _judged(
         self,
         text: str,
         candidates: list[tuple[MemoryNode, float]],
         metadata: Mapping[str, Any] | None = None,
-    ) -> list[Conflict]:
+    ) -> list[Look]:
         said = utterance(text, metadata)  # the judge reads what was said, not who said it
         judged = [
             (node, similarity)
@@ -272,9 +330,9 @@ class ConflictDetector:
             read_ahead([(utterance(n.content, n.metadata), said, s) for n, s in judged])
         found = []
         for node, similarity in judged:
-            verdict = self._judge.judge(utterance(node.content, node.metadata), said, similarity)
-            if verdict.is_contradiction:
-                found.append(Conflict(node, float(similarity), verdict))
+            first = self._first_look(utterance(node.content, node.metadata), said, similarity)
+            if first.open or first.verdict.is_contradiction:
+                found.append(Look(node, float(similarity), first))
         return found
 
 

@@ -8,12 +8,24 @@ chose, then the ``supersedes`` / ``contradicts`` edges added. Everything from de
 to the last edge runs under the atlas's lock, so concurrent writers see no half state.
 Summaries that quoted a superseded or forgotten memory are re-issued without it
 (``summaries.py``), or they would keep serving its claim.
+
+The judge's first look decides at once; a pair it leaves open (the claim judge's pair
+model unsure) gets its second look off the write path (``second_look.py``): the add
+returns without it, and a contradiction the second look confirms is resolved a moment
+later by the same policy (superseded, kept old, or queued for review with its one-line
+reason), unless either memory left the active set or a reviewer cleared the pair in the
+meantime. What the guard does is therefore what the judge says (``atlas eval-conflicts``
+measures it), only later for open pairs. ``settle`` waits for them; ``close`` settles and
+makes later writes give their open pairs the second look before returning (the replay
+harness: no human, and each turn must see the previous one's resolutions). A scan gives
+its open pairs their second look itself, in batches.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,16 +35,18 @@ from memory_core.conflicts.detector import (
     Conflict,
     ConflictDetector,
     DetectorConfig,
+    Look,
     user_metadata,
 )
-from memory_core.conflicts.items import ItemDraft, ReviewItem
+from memory_core.conflicts.items import ItemDraft, ReviewItem, pair_key
 from memory_core.conflicts.judge import make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
 from memory_core.conflicts.review_filter import ScanProgress, change_key, worth_review
+from memory_core.conflicts.second_look import Pending, SecondLook
 from memory_core.conflicts.speakers import utterance
 from memory_core.conflicts.summaries import reissue_summaries
-from memory_core.conflicts.verdict import ContradictionJudge, Kind
+from memory_core.conflicts.verdict import ContradictionJudge, Kind, Verdict
 from memory_core.embedding.base import check_vectors, embed_checked
 from memory_core.engine import validate as check
 from memory_core.engine.atlas import ElasticMemoryAtlas
@@ -57,14 +71,27 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class GuardResult:
-    """The stored memory (None for a forget request) and the decisions taken."""
+    """The stored memory (None for a forget request), the decisions taken, and the ids of
+    the stored memories whose pair with it waits for the judge's second look
+    (``ConflictGuard.settle`` waits for them)."""
 
     node: MemoryNode | None
     decisions: tuple[Decision, ...] = ()
+    second_look: tuple[str, ...] = ()
 
     def ids(self, resolution: Resolution) -> list[str]:
         """Ids of the existing memories that got ``resolution``."""
         return [d.existing_id for d in self.decisions if d.resolution is resolution]
+
+
+SCAN_LOOKS = 256
+"""Open pairs a scan gathers before their second look: read together, they are sorted by
+length into batches with little padding (``pair_encoder``), and the queue fills as the
+scan goes, not only at its end."""
+
+
+LATE_WRITES = 1024
+"""Writes whose second-look decisions are kept for ``ConflictGuard.settled``, the latest."""
 
 
 class ConflictGuard:
@@ -92,6 +119,8 @@ class ConflictGuard:
             atlas, judge or make_judge(), detector, allowed=self.queue.is_allowed
         )
         self._last: dict[str, str] = {}  # session -> id of the last memory written through us
+        self.second_look = SecondLook(self.detector.second_look, self._second_looked)
+        self._late: OrderedDict[str, list[Decision]] = OrderedDict()  # write id -> decisions
 
     def add(
         self,
@@ -122,9 +151,14 @@ class ConflictGuard:
             else check_vectors([embedding], atlas.embedder.dim, field="embedding")[0]
         )
         with atlas.lock:
-            conflicts = self.detector.check(
+            looks = self.detector.screen(
                 text, session_id=session_id, metadata=metadata, embedding=vector
             )
+            conflicts = [
+                Conflict(look.existing, look.similarity, look.first.verdict)
+                for look in looks
+                if not look.first.open
+            ]
             resolutions = [self.policy.decide(c, confidence) for c in conflicts]
             for conflict, resolution in zip(conflicts, resolutions, strict=True):
                 if resolution is Resolution.SUPERSEDE:
@@ -153,7 +187,29 @@ class ConflictGuard:
             superseded = [d.existing_id for d in decisions if d.resolution is Resolution.SUPERSEDE]
             reissue_summaries(atlas, superseded, self.summarizer)
             self._last[session_id] = node.id
-            return GuardResult(node, decisions)
+        opened = [Pending(look, node.id, confidence) for look in looks if look.first.open]
+        self.second_look.submit(opened)
+        return GuardResult(node, decisions, tuple(p.look.existing.id for p in opened))
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every write's open pairs had their second look and what it confirmed
+        is in the review queue; False when ``timeout`` seconds passed first. For tests and
+        pages that read the queue right after a write; not under the atlas lock."""
+        return self.second_look.settle(timeout)
+
+    def settled(self, result: GuardResult, timeout: float | None = None) -> GuardResult:
+        """``result`` once its write's second look is done: the decisions it took added
+        (for a page or a harness that reports what a write did). Not under the atlas lock."""
+        self.settle(timeout)
+        if result.node is None:
+            return result
+        with self.atlas.lock:
+            late = tuple(self._late.pop(result.node.id, ()))
+        return replace(result, decisions=result.decisions + late, second_look=())
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Settle; later writes give their open pairs the second look before returning."""
+        return self.second_look.close(timeout)
 
     def warm(self) -> None:
         """Pay at start what a fresh guard's first writes would: its judge's models load
@@ -180,39 +236,92 @@ class ConflictGuard:
         seen: set[tuple[str, str]] = set()
         changes: set[tuple[str, ...]] = set()
         nodes = [n for n in self.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
+        waiting: list[tuple[MemoryNode, Look]] = []  # in scan order, open ones not looked at
+
+        def settle_waiting() -> None:
+            verdicts = self.detector.second_look([look for _, look in waiting])
+            for (node, look), verdict in zip(waiting, verdicts, strict=True):
+                conflict = look.conflict(verdict)
+                if conflict is not None:
+                    self._queue_found(node, conflict, seen, changes, queued)
+            waiting.clear()
+
         for done, node in enumerate(nodes, start=1):
-            for conflict in self.detector.scan(node.id):
-                old, new = sorted((conflict.existing, node), key=lambda n: (n.created_at, n.id))
-                if (old.id, new.id) in seen or not worth_review(old, new):
-                    continue
-                seen.add((old.id, new.id))
-                verdict = conflict.verdict
-                if new is not node:  # judged the other way round: spans must name the sides
-                    verdict = self.detector.judge.judge(
-                        utterance(old.content, old.metadata),
-                        utterance(new.content, new.metadata),
-                        conflict.similarity,
-                    )
-                    if not verdict.is_contradiction:
-                        continue
-                change = change_key(verdict)
-                if change in changes:
-                    continue  # the same change, said again in another pair of turns
-                changes.add(change)
-                item = self._enqueue(
-                    Conflict(old, conflict.similarity, verdict),
-                    new.id,
-                    new.content,
-                    new.session_id,
-                    new.confidence,
-                    _user(new.metadata),
-                )
-                queued[item.id] = item
+            waiting += [
+                (node, look)
+                for look in self.detector.screen_stored(node.id)
+                if worth_review(*_by_age(look.existing, node))
+            ]
+            if done == len(nodes) or sum(look.first.open for _, look in waiting) >= SCAN_LOOKS:
+                settle_waiting()  # open pairs read together, found ones queued in scan order
             if progress is not None:
                 progress(done, len(nodes))
         return list(queued.values())
 
     # ------------------------------------------------------------------ internals
+    def _queue_found(
+        self,
+        node: MemoryNode,
+        conflict: Conflict,
+        seen: set[tuple[str, str]],
+        changes: set[tuple[str, ...]],
+        queued: dict[str, ReviewItem],
+    ) -> None:
+        """Queue one contradiction a scan of ``node`` found, the older memory as ``old``,
+        unless its pair or its change was queued already."""
+        old, new = _by_age(conflict.existing, node)
+        if (old.id, new.id) in seen:
+            return
+        seen.add((old.id, new.id))
+        verdict = conflict.verdict
+        if new is not node:  # judged the other way round: spans must name the sides
+            verdict = self.detector.judge.judge(
+                utterance(old.content, old.metadata),
+                utterance(new.content, new.metadata),
+                conflict.similarity,
+            )
+            if not verdict.is_contradiction:
+                return
+        change = change_key(verdict)
+        if change in changes:
+            return  # the same change, said again in another pair of turns
+        changes.add(change)
+        item = self._enqueue(
+            Conflict(old, conflict.similarity, verdict),
+            new.id,
+            new.content,
+            new.session_id,
+            new.confidence,
+            _user(new.metadata),
+        )
+        queued[item.id] = item
+
+    def _second_looked(self, results: list[tuple[Pending, Verdict]]) -> None:
+        """Resolve what the second look confirmed, as ``add`` resolves what the first look
+        found (see module doc)."""
+        atlas = self.atlas
+        with atlas.lock:
+            for pending, verdict in results:
+                found = pending.look.conflict(verdict)
+                if found is None or found.existing.id not in atlas or pending.new_id not in atlas:
+                    continue
+                old, new = atlas.get(found.existing.id), atlas.get(pending.new_id)
+                if old.id == new.id or not old.status is new.status is MemoryStatus.ACTIVE:
+                    continue  # folded into one memory, or settled in the meantime
+                if self.queue.is_allowed(pair_key(old.content, new.content)):
+                    continue  # a reviewer declared the pair compatible in the meantime
+                conflict = Conflict(old, found.similarity, verdict)
+                resolution = self.policy.decide(conflict, pending.confidence)
+                if resolution is Resolution.SUPERSEDE:
+                    reason = f"superseded by a newer statement: {verdict.reason}"
+                    atlas.set_status(old.id, self.policy.old_status, reason=reason)
+                decision = self._settle(new, new.content, conflict, resolution, _user(new.metadata))
+                if resolution is Resolution.SUPERSEDE:
+                    reissue_summaries(atlas, [old.id], self.summarizer)
+                self._late.setdefault(new.id, []).append(decision)
+                while len(self._late) > LATE_WRITES:
+                    self._late.popitem(last=False)
+
     def _settle(
         self,
         node: MemoryNode,
@@ -329,6 +438,12 @@ class ConflictGuard:
 
 
 _QUOTABLE = tuple(k for k in MemoryKind if k is not MemoryKind.SUMMARY)
+
+
+def _by_age(a: MemoryNode, b: MemoryNode) -> tuple[MemoryNode, MemoryNode]:
+    """The pair, older memory first."""
+    old, new = sorted((a, b), key=lambda n: (n.created_at, n.id))
+    return old, new
 
 
 def _user(metadata: Mapping[str, Any] | None) -> str | None:

@@ -101,7 +101,9 @@ class NLIJudge:
     def __init__(self, *, margin: float = DEFAULT_MARGIN, **claim_options: Any) -> None:
         if isinstance(margin, bool) or not isinstance(margin, int | float) or not margin > 0:
             raise ConfigError("margin", margin, "a positive number of logits")
-        self._claims = ClaimJudge(**claim_options)
+        # its own second opinion stands in for the claim judge's cross-encoder: one model run
+        # a pair, inline, as before the claim judge had a second look
+        self._claims = ClaimJudge(**{"cross_encoder": False, **claim_options})
         self._margin = float(margin)
         _model()  # a missing extra fails here, not on the first write
 

@@ -6,8 +6,9 @@ import this module; ``judge.py`` chooses an implementation by name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol, get_args, runtime_checkable
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, get_args, runtime_checkable
 
 from memory_core.errors import InputError
 
@@ -72,3 +73,45 @@ class ContradictionJudge(Protocol):
     def name(self) -> str: ...
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FirstLook:
+    """A judge's quick answer on a pair, and how a slower model would settle it.
+
+    The write path acts on ``verdict`` at once when the look is settled; an open look is
+    one the quick judge is unsure of, which the judge's ``second_look`` decides off the
+    write path.
+
+    Attributes:
+        a: the older text, as judged.
+        b: the newer text, as judged.
+        verdict: the quick answer (the final one for a settled look; the fallback for an
+            open look whose second look failed).
+        open: whether the judge's second look decides the pair.
+        state: what the judge that made the look needs for its second look (the claim
+            judge: the verdict for a given cross-encoder probability; a judge wrapping
+            others: their looks), read by that judge only.
+    """
+
+    a: str
+    b: str
+    verdict: Verdict
+    open: bool = False
+    state: Any = field(default=None, compare=False, repr=False)
+
+
+@runtime_checkable
+class TwoLookJudge(ContradictionJudge, Protocol):
+    """A judge whose ``judge`` is a quick first look plus, on the pairs it leaves open, a
+    slower second look that callers may run apart (batched, on another thread).
+
+    ``judge(a, b)`` must equal ``second_look([first_look(a, b)])[0]``: what the judge
+    says of a pair does not depend on when the second look ran. A judge wrapping others
+    looks first through theirs, is open when one of theirs is, and gives theirs their
+    second look in one batch.
+    """
+
+    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook: ...
+
+    def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]: ...

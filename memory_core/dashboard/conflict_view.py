@@ -120,13 +120,16 @@ def write(
     desk: ConflictDesk, identity: Identity, text: str, *, session_id: str, confidence: float
 ) -> GuardResult:
     """Write a memory through the guard as ``identity`` (``AccessDeniedError`` if it may not);
-    the text and session name pass the same checks as on every page (``limits``)."""
+    the text and session name pass the same checks as on every page (``limits``). Returns
+    once the judge's second look at the write's open pairs is done too, its decisions
+    included, so the page shows what the write did."""
     require(identity, Action.WRITE)
-    return desk.guard.add(
+    result = desk.guard.add(
         memory_text(text, "memory"),
         session_id=session_name(session_id),
         confidence=confidence,
     )
+    return desk.guard.settled(result)
 
 
 def scan(desk: ConflictDesk, identity: Identity) -> list[ReviewItem]:
@@ -371,6 +374,12 @@ def decision_lines(result: GuardResult) -> list[str]:
         f"{d.resolution.value}: “{_short(d.existing_text, 60)}” ({d.kind}, score {d.score:.2f})"
         for d in result.decisions
     ]
+    if result.second_look:
+        lines.append(
+            f"second look: {len(result.second_look)} pair(s) the fast judge was unsure of, "
+            "read again by the cross-encoder; what it confirms is resolved like the rest "
+            "(review queue, history)"
+        )
     if result.node is not None:
         lines.insert(0, f"stored {result.node.id} with confidence {result.node.confidence:.2f}")
     return lines or ["nothing stored and nothing changed"]

@@ -72,7 +72,7 @@ def converse(
         note = "" if guard is not None else "\nConflict guard off: not checked."
         return Exchange(turn.hits, result, _reply(turn.hits, result, said) + note)
     lines = [line for line in decision_lines(result) if not line.startswith("stored ")]
-    verdict = "; ".join(lines) if result.decisions else "no contradiction"
+    verdict = "; ".join(lines) if lines else "no contradiction"
     return Exchange(
         turn.hits,
         result.node,

@@ -52,6 +52,9 @@ class GuardedAtlasPolicy(AtlasPolicy):
     ) -> None:
         super().__init__(config, embedder, clock)
         self.guard = ConflictGuard(self.atlas, judge, policy or TURN_POLICY)
+        # no one waits on a replay, and each turn must meet the resolutions of the one
+        # before: the judge's second look runs inside each write, not after it
+        self.guard.close()
         self.decisions: list[Decision] = []
         # the seed: a memory's confidence may come from how credible its source is
         self._speaker_confidence = dict(
@@ -69,7 +72,7 @@ class GuardedAtlasPolicy(AtlasPolicy):
         metadata: Mapping[str, Any],
     ) -> str:
         """Store one turn through the guard; "" when the turn was a forget request."""
-        result = self.guard.add(
+        written = self.guard.add(
             text,
             session_id=session_id,
             metadata=metadata,
@@ -78,6 +81,7 @@ class GuardedAtlasPolicy(AtlasPolicy):
             embedding=vector,
             confidence=self._speaker_confidence.get(str(metadata.get("speaker")), 1.0),
         )
+        result = self.guard.settled(written)  # the second look ran inside the add (closed)
         self.decisions.extend(result.decisions)
         node = result.node
         if node is None:

@@ -51,16 +51,17 @@ def test_review_persists_and_undo_works_after_a_reopen(db_url: str, embedder) ->
     guard = ConflictGuard(atlas, make_judge(), queue=SqlReviewQueue(db))
     old = guard.add("The team meeting is on Tuesday.", session_id="s1", pinned=True).node
     result = guard.add("The team meeting moved to Thursday.", session_id="s1")
-    (decision,) = result.decisions
-    assert decision.resolution is Resolution.REVIEW
-    entry = ConflictReview(atlas, guard.queue).act(decision.item_id, "accept_new", reviewer="ana")
+    assert result.second_look == (old.id,)  # the pair model is unsure: the cross-encoder decides
+    assert guard.settle()  # on the guard's worker thread, into the same database
+    (item_id,) = [item.id for item in guard.queue.items()]
+    entry = ConflictReview(atlas, guard.queue).act(item_id, "accept_new", reviewer="ana")
     assert atlas.get(old.id).status is MemoryStatus.SUPERSEDED
     db.close()
 
     db = open_database(db_url)
     try:
         queue = SqlReviewQueue(db)
-        item = queue.get(decision.item_id)
+        item = queue.get(item_id)
         assert (item.status, item.resolved_by) == (ItemStatus.RESOLVED, "ana")
         assert (item.old_text, item.new_text) == (old.content, result.node.content)
         undo = ConflictReview(atlas, queue).undo(entry.id, reviewer="bo")

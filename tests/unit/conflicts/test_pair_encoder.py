@@ -2,9 +2,10 @@
 
 Its quality is measured on real MiniLM (docs/conflicts.md, fifth pass); the model itself
 runs in ``tests/integration/conflicts/test_pair_encoder_minilm.py``. Here: the committed
-file fits MiniLM's layers and names its data, and a judge with the encoder switched on
-(it is off by default) asks it exactly about the pairs its pair model leaves open, and
-only with the MiniLM the band was chosen with.
+file fits MiniLM's layers and names its data, and the judge (the encoder is on by
+default: its second look) asks it exactly about the pairs its pair model leaves open, in
+one batch per ``second_look``, never in a first look, and only with the MiniLM the band was
+chosen with.
 """
 
 from __future__ import annotations
@@ -93,27 +94,38 @@ def test_only_pairs_the_pair_model_leaves_open_reach_the_encoder(
     monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
     monkeypatch.setattr(pair_model, "load", lambda: _constant(bias, embedder=MODEL_NAME))
     assert (OPEN_BAND[0] <= 1 / (1 + np.exp(-bias)) <= OPEN_BAND[1]) == asked
-    verdict = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=True).judge(A, B)
+    judge = ClaimJudge(embedder=_MiniLMNamed())
+    assert judge.first_look(A, B).open is asked
+    assert encoder.asked == []  # a first look never runs it
+    verdict = judge.judge(A, B)
     assert bool(encoder.asked) is asked
     if asked:  # the encoder's probability decides, and the reason says whose it is
         assert verdict.is_contradiction
-        assert verdict.reason.startswith("cross-encoder p=0.97")
+        assert verdict.reason.startswith("second look: cross-encoder p=0.97")
         assert verdict.score <= claim_judge.LEARNED_SCORE
 
 
-def test_a_pair_read_ahead_is_asked_once_in_either_order(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_second_look_reads_open_pairs_in_one_batch_once_in_either_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     encoder = _Encoder(0.1)
     monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
     monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0, embedder=MODEL_NAME))
-    judge = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=True)
+    judge = ClaimJudge(embedder=_MiniLMNamed())
     judge.read_ahead([(A, B, 0.9), ("I'm married.", "The invoice is due Friday.", 0.1)])
-    assert encoder.asked == [(A, B)]  # one batch; the pair below the cosine gate is no candidate
-    assert not judge.judge(A, B).is_contradiction
+    assert encoder.asked == []  # reading ahead is the first look's: slots only
+    other = ("I'm single.", "Happily single for ten years now.")
+    looks = [judge.first_look(A, B), judge.first_look(*other), judge.first_look(A, A)]
+    assert [look.open for look in looks] == [True, True, False]  # a repeat is no candidate
+    verdicts = judge.second_look(looks)
+    assert encoder.asked == [(A, B), other]  # one batch of the open ones
+    assert verdicts[2] == looks[2].verdict
+    assert not verdicts[0].is_contradiction
     assert not judge.judge(B, A).is_contradiction
-    assert encoder.asked == [(A, B)]
+    assert encoder.asked == [(A, B), other]  # read in both orders the first time
 
 
-def test_the_encoder_is_not_asked_off_minilm_or_by_default(
+def test_the_encoder_is_not_asked_off_minilm_or_switched_off(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def refuse() -> None:
@@ -121,6 +133,8 @@ def test_the_encoder_is_not_asked_off_minilm_or_by_default(
 
     monkeypatch.setattr(pair_encoder, "load", refuse)
     monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0))
-    ClaimJudge(embedder=SlotFakeEmbedder(), cross_encoder=True).judge(A, B)  # a fake's readings
+    ClaimJudge(embedder=SlotFakeEmbedder()).judge(A, B)  # a fake's readings
     monkeypatch.setattr(pair_model, "load", lambda: _constant(0.0, embedder=MODEL_NAME))
-    ClaimJudge(embedder=_MiniLMNamed()).judge(A, B)  # off by default: it costs too much
+    judge = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=False)
+    assert not judge.first_look(A, B).open
+    judge.judge(A, B)
