@@ -9,7 +9,8 @@ never the atlas's: the add that scheduled it goes on with its bookkeeping meanwh
 a later call waits only when it reaches the graph while an insert is under way (a real
 call embeds its text first, which usually covers that). An index whose fold falls behind
 (no free core) folds the oldest itself on its next add (``MAX_PENDING``), and a snapshot
-folds what is left first: the graph is always the one an insert per add builds.
+folds what is left first: the graph is always the one an insert per add builds. A fork
+and the interpreter's exit wait for the insert under way.
 """
 
 from __future__ import annotations
@@ -81,9 +82,8 @@ _FOLDER = _Folder()
 os.register_at_fork(
     before=_FOLDER.pause, after_in_parent=_FOLDER.resume, after_in_child=_FOLDER.forget
 )
-# At exit, wait for the insert under way: a daemon thread still inside FAISS when the
-# interpreter finalises is stopped on its way back into Python, and that unwinds through
-# the C++ wrapper, which aborts the process.
+# At exit, wait for the insert under way: a daemon thread still inside FAISS while the
+# interpreter finalises and the process exits aborts it (tests/integration/engine).
 atexit.register(_FOLDER.pause)
 
 

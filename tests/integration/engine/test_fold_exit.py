@@ -1,11 +1,10 @@
 """A process that exits while the folding thread is inside FAISS ends cleanly.
 
 The folding thread (engine/fold.py) is a daemon: at exit it may be in the middle of an
-HNSW insert. A daemon thread that comes back from FAISS while the interpreter finalises
-is stopped on its way back into Python, and that unwinds through FAISS's C++ wrapper,
-which aborts the process (SIGABRT, "terminate called without an active exception"). The
-engine waits for the insert under way at exit; without that wait this child aborts every
-time on this build (checked by unregistering it).
+HNSW insert, and a thread still inside FAISS while the interpreter finalises and the
+process exits makes it abort (SIGABRT, "terminate called without an active exception").
+The engine waits for the insert under way at exit; without that wait this child aborts
+every time on this build (checked by removing it).
 """
 
 from __future__ import annotations
