@@ -132,7 +132,8 @@ class _Table:
 
 def use_rule_index(nlp: Language) -> bool:
     """Match and apply ``nlp``'s attribute ruler through a ``RuleIndex`` (True), or leave
-    it as spaCy built it when there is none or a rule the index cannot read (False)."""
+    it as spaCy built it when there is none or a rule the index cannot read (False). The
+    index is built from the rules the ruler holds now: call it after any ``add_patterns``."""
     if "attribute_ruler" not in nlp.pipe_names:
         return False
     ruler: Any = nlp.get_pipe("attribute_ruler")
