@@ -315,6 +315,13 @@ class ConflictGuard:
                 if resolution is Resolution.SUPERSEDE:
                     reason = f"superseded by a newer statement: {verdict.reason}"
                     atlas.set_status(old.id, self.policy.old_status, reason=reason)
+                # the first look kept an older memory over it (the atlas stores float32)
+                lowered = new.confidence < float(np.float32(pending.confidence))
+                if resolution is Resolution.KEEP_OLD or (
+                    resolution is Resolution.SUPERSEDE and not lowered
+                ):  # stored as the add would have stored it
+                    confidence = self.policy.stored_confidence([resolution], new.confidence)
+                    new = atlas.set_confidence(new.id, confidence)
                 decision = self._settle(new, new.content, conflict, resolution, _user(new.metadata))
                 if resolution is Resolution.SUPERSEDE:
                     reissue_summaries(atlas, [old.id], self.summarizer)

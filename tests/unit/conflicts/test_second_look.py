@@ -207,10 +207,12 @@ def test_a_confirmed_pair_is_resolved_by_the_policy_as_an_add_would(encoder: _En
     guard = _guard(ResolutionPolicy())  # the library's default resolves score 0.75 alone
     old = guard.add(A, session_id="s").node
     assert old is not None
-    result = guard.add(B, session_id="s")
+    result = guard.add(B, session_id="s", confidence=0.85)
+    assert result.node is not None and result.node.confidence == pytest.approx(0.85)
     assert guard.settle()
     assert guard.atlas.get(old.id).status is MemoryStatus.SUPERSEDED
-    assert result.node is not None and guard.queue.items() == []
+    assert guard.atlas.get(result.node.id).confidence == pytest.approx(0.9)  # the winner's
+    assert guard.queue.items() == []
     links = {(e.source_id, e.relation) for e in guard.atlas.edges(old.id)}
     assert (result.node.id, Relation.SUPERSEDES) in links
 
