@@ -28,7 +28,13 @@ import numpy as np
 from memory_core.conflicts.claim_judge import first_person
 from memory_core.conflicts.claims import claims
 from memory_core.conflicts.sentences import Sentence, sentences
-from memory_core.conflicts.verdict import ContradictionJudge, Span, Verdict
+from memory_core.conflicts.verdict import (
+    ContradictionJudge,
+    FirstLook,
+    Span,
+    TwoLookJudge,
+    Verdict,
+)
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.recent import RecentCache
 from memory_core.errors import ConfigError
@@ -183,9 +189,68 @@ class SentenceJudge:
         return np.stack([v for v in found if v is not None])
 
 
+@dataclass(frozen=True, slots=True)
+class _Looks:
+    """What a long pair's first look holds for its second: the wrapped judge's first looks
+    at the whole pair and at each sentence pair."""
+
+    whole: FirstLook
+    parts: tuple[tuple[SentencePair, FirstLook], ...]
+
+
+class TwoLookSentenceJudge(SentenceJudge):
+    """:class:`SentenceJudge` over a judge with two looks (``verdict.TwoLookJudge``), and
+    one itself: the first look reads the whole pair and its sentence pairs quickly and is
+    open when one of theirs is; the second look has the wrapped judge read every open one
+    in one batch."""
+
+    __slots__ = ("_two",)
+
+    def __init__(self, inner: TwoLookJudge, **options: Any) -> None:
+        super().__init__(inner, **options)
+        self._two = inner
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
+        look = self.first_look(a, b, similarity)
+        return self.second_look([look])[0] if look.open else look.verdict
+
+    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
+        whole = self._two.first_look(a, b, similarity)  # checks the input
+        (plan,) = self._plans([(a, b)])
+        if not plan:
+            return whole
+        parts = tuple((p, self._two.first_look(p.a.text, p.b.text, p.similarity)) for p in plan)
+        verdict = _combined(a, b, whole.verdict, [(p, look.verdict) for p, look in parts])
+        opened = whole.open or any(look.open for _, look in parts)
+        return FirstLook(a, b, verdict, open=opened, state=_Looks(whole, parts) if opened else None)
+
+    def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
+        """The final verdict of each look, every open whole or sentence pair among them
+        read by the wrapped judge's second look in one batch."""
+        flat: list[FirstLook] = []
+        for look in looks:
+            held = look.state
+            flat += (
+                [held.whole, *(p for _, p in held.parts)] if isinstance(held, _Looks) else [look]
+            )
+        verdicts = iter(self._two.second_look(flat))
+        found = []
+        for look in looks:
+            held = look.state
+            if isinstance(held, _Looks):
+                whole = next(verdicts)
+                parts = [(pair, next(verdicts)) for pair, _ in held.parts]
+                found.append(_combined(look.a, look.b, whole, parts))
+            else:
+                found.append(next(verdicts))
+        return found
+
+
 def read_by_sentence(judge: ContradictionJudge, **options: Any) -> SentenceJudge:
     """``judge`` wrapped to read long texts sentence by sentence (``options`` as
-    :class:`SentenceJudge` takes them)."""
+    :class:`SentenceJudge` takes them), with two looks when ``judge`` has them."""
+    if isinstance(judge, TwoLookJudge):
+        return TwoLookSentenceJudge(judge, **options)
     return SentenceJudge(judge, **options)
 
 

@@ -16,8 +16,8 @@ import pytest
 from memory_core import HashingEmbedder
 from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.judge import make_judge
-from memory_core.conflicts.long_texts import SentenceJudge
-from memory_core.conflicts.verdict import Span, Verdict
+from memory_core.conflicts.long_texts import SentenceJudge, TwoLookSentenceJudge, read_by_sentence
+from memory_core.conflicts.verdict import FirstLook, Span, TwoLookJudge, Verdict
 from memory_core.errors import ConfigError
 
 UNRELATED = Verdict("unrelated", 0.02, "no shared topic")
@@ -60,6 +60,26 @@ class CountingEmbedder(HashingEmbedder):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.texts += texts
         return super().embed(texts)
+
+
+class ScriptedTwoLookJudge(ScriptedJudge):
+    """The scripted judge with two looks: a pair of ``opened`` is open, its first look
+    compatible and its second the scripted verdict; every second-look batch is recorded."""
+
+    def __init__(self, script: dict[tuple[str, str], Verdict], opened: set[tuple[str, str]]):
+        super().__init__(script)
+        self.opened = opened
+        self.batches: list[list[tuple[str, str]]] = []
+
+    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
+        final = self.judge(a, b, similarity)
+        if (a, b) not in self.opened:
+            return FirstLook(a, b, final)
+        return FirstLook(a, b, Verdict("compatible", 0.1, "unsure"), open=True, state=final)
+
+    def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
+        self.batches.append([(look.a, look.b) for look in looks if look.open])
+        return [look.state if look.open else look.verdict for look in looks]
 
 
 def judge_over(script: dict[tuple[str, str], Verdict], **options: int) -> SentenceJudge:
@@ -207,3 +227,51 @@ def test_make_judge_reads_the_model_judges_by_sentence_unless_told_not_to() -> N
     assert wrapped.name == "claims"
     assert isinstance(make_judge("claims", embedder=embedder, by_sentence=False), ClaimJudge)
     assert isinstance(make_judge("claims", slots=False), ClaimJudge)  # no model to pick pairs
+
+
+NURSE = "I work as a nurse at the city hospital."
+
+
+def two_looks(opened: set[tuple[str, str]]) -> tuple[TwoLookSentenceJudge, ScriptedTwoLookJudge]:
+    found = Verdict("contradiction", 0.7, "job changed")
+    inner = ScriptedTwoLookJudge({(NURSE, NEWER): found}, opened)
+    judge = read_by_sentence(inner, embedder=HashingEmbedder(64))
+    assert isinstance(judge, TwoLookSentenceJudge) and isinstance(judge, TwoLookJudge)
+    return judge, inner
+
+
+def test_an_open_sentence_pair_leaves_the_long_pair_open_until_the_second_look() -> None:
+    judge, inner = two_looks({(NURSE, NEWER), (TURN, NEWER)})
+    look = judge.first_look(TURN, NEWER)
+    assert look.open and not look.verdict.is_contradiction  # the quick answer: nothing yet
+    (verdict,) = judge.second_look([look])
+    assert verdict.is_contradiction and "sentence 3/3" in verdict.reason
+    assert inner.batches == [[(TURN, NEWER), (NURSE, NEWER)]]  # one batch, whole and part
+    assert judge.judge(TURN, NEWER) == verdict
+
+
+def test_a_long_pair_with_nothing_open_is_settled_at_the_first_look() -> None:
+    judge, _ = two_looks(set())
+    look = judge.first_look(TURN, NEWER)
+    assert not look.open and look.verdict.is_contradiction
+    assert judge.second_look([look]) == [look.verdict]
+
+
+def test_the_second_look_keeps_looks_of_short_pairs_and_long_pairs_apart() -> None:
+    short = ("I am a nurse.", "I am a chef.")
+    judge, inner = two_looks({short, (NURSE, NEWER)})
+    inner.script[short] = Verdict("contradiction", 0.8, "job changed")
+    looks = [judge.first_look(*short), judge.first_look(TURN, NEWER), judge.first_look(*short)]
+    verdicts = judge.second_look(looks)
+    assert [v.reason for v in verdicts] == [
+        "job changed",
+        verdicts[1].reason,
+        "job changed",
+    ]
+    assert "sentence 3/3" in verdicts[1].reason
+    assert inner.batches == [[short, (NURSE, NEWER), short]]
+
+
+def test_a_judge_with_one_look_is_wrapped_without_two() -> None:
+    judge = read_by_sentence(ScriptedJudge({}), embedder=HashingEmbedder(64))
+    assert not isinstance(judge, TwoLookJudge)
