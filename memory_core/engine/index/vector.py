@@ -22,14 +22,13 @@ what a large index returns and snapshots: an index rounds its vectors to float16
 it becomes HNSW. An exact index keeps float32 rows.
 
 An HNSW insert costs about as much as a search, so a single vector added to the graph
-index is not inserted at once: its row is stored (it has its label) and it waits in a
-small buffer of *pending* labels, the newest rows, which every search scores exactly
-beside the graph's candidates. ``fold`` inserts them into the graph later, oldest
-first and one at a time, as the adds would have (the graph is the one an insert per add
-builds: FAISS's HNSW depends on the insertion order alone); the atlas has it done on a
-background thread (``engine.fold``). A search while vectors are pending finds them
-exactly, where the graph might have missed one. At most ``MAX_PENDING`` wait: an add
-beyond that folds the oldest itself.
+index is not inserted at once: its row is stored (it has its label) and it stays
+*pending*, scored exactly by every search beside the graph's candidates, until ``fold``
+inserts it, which the atlas has done on a background thread (``engine.fold``). The next
+add inserts whatever is still pending before its own vector, so at most one waits and
+the graph is the one an insert per add builds (FAISS's HNSW depends on the insertion
+order alone). A search while a vector is pending finds it exactly, where the graph might
+have missed it.
 
 Every other method is called under its owner's lock (the atlas's), one thread at a time;
 ``fold`` may run beside them on another thread. The FAISS index object (the graph and
@@ -63,11 +62,6 @@ Smaller indexes (every per-conversation atlas) are scanned in float32 alone."""
 COARSE_SLACK = 32
 """Candidates beyond ``2k`` scored again in float32, by an exact index's float16 scan and
 by the 8-bit HNSW graph alike."""
-
-MAX_PENDING = 32
-"""Vectors that may wait for their HNSW insert (``fold``): each search scores them all
-exactly (a gather of a few dozen rows), and a snapshot folds them first (~0.4 ms each,
-under the atlas lock)."""
 
 _SWIG: Any = faiss
 """faiss, for the SWIG classes its type stubs do not cover."""
@@ -292,9 +286,9 @@ class VectorIndex:
             vectors = _half(vectors)
         with self._graph_lock:
             start = int(self._exact.ntotal)
-            if self._hnsw:  # a batch goes into the graph at once, as before (FAISS orders
-                # a batch by level); what waits goes in first, to keep the insertion order
-                self._fold_to(MAX_PENDING - 1 if deferred else 0)
+            # what still waits goes in first (the insertion order); a batch goes into the
+            # graph at once, as before (FAISS orders a batch by level)
+            self._fold_to(0)
             if not deferred:
                 self._insert(vectors, len(ids))
             if self._exact is not self._index:

@@ -314,38 +314,37 @@ def _one_by_one(index: VectorIndex, vectors: np.ndarray, *, fold: bool, start: i
 
 
 def test_a_single_add_to_hnsw_waits_pending_and_is_found_exactly() -> None:
-    """An add to the graph index stores the row and leaves the insert pending (at most
-    MAX_PENDING); searches score pending rows exactly beside the graph's candidates."""
+    """An add to the graph index stores the row and leaves the insert pending (the next
+    add inserts it first); searches score the pending row exactly beside the graph's."""
     vectors = unit_rows(260, seed=3)
     index = VectorIndex(DIM, hnsw_threshold=100, m=8)
     index.add(np.arange(200), vectors[:200])
     assert index.kind == "hnsw" and index.pending == 0
-    _one_by_one(index, vectors[200:], fold=False, start=200)
-    assert index.pending == vector_module.MAX_PENDING  # the oldest were folded by the adds
-    assert len(index) == 260 and int(index._index.ntotal) == 260 - index.pending
     stored = as_stored(index, vectors)
-    for probe in (259, 250, 240, 231):  # pending ones
-        sims, ids = index.search(vectors[probe], 5)
-        assert ids[0] == probe
-        np.testing.assert_allclose(sims, np.sort(stored @ vectors[probe])[::-1][:5], rtol=1e-5)
-    assert index.fold(5) == vector_module.MAX_PENDING - 5
+    for i in range(200, 260):
+        index.add(np.array([i]), vectors[i][None, :])
+        assert index.pending == 1 and len(index) == i + 1
+        assert int(index._index.ntotal) == i  # the one before it was inserted by this add
+        sims, ids = index.search(vectors[i], 5)
+        assert ids[0] == i
+        np.testing.assert_allclose(sims, np.sort(stored[: i + 1] @ vectors[i])[::-1][:5], rtol=1e-5)
     assert index.fold() == 0 and int(index._index.ntotal) == 260
 
 
 def test_folding_later_builds_the_graph_an_insert_per_add_builds() -> None:
     """The same vectors added one at a time: folded after every add, or left pending and
-    folded later (by the cap, in pieces, and by ``graph``), give the very same graph and
-    the same search results (a deleted pending vector is inserted and stays deleted)."""
+    folded later (by the next add, by ``fold`` and by ``graph``), give the very same graph
+    and the same search results (a deleted pending vector is inserted and stays deleted)."""
     vectors = unit_rows(330, seed=5)
     now, later = (VectorIndex(DIM, hnsw_threshold=100, m=8) for _ in range(2))
     for index in (now, later):
         index.add(np.arange(150), vectors[:150])
     _one_by_one(now, vectors[150:], fold=True, start=150)
     _one_by_one(later, vectors[150:240], fold=False, start=150)
-    later.fold(7)
+    later.fold()
     _one_by_one(later, vectors[240:], fold=False, start=240)
     for index in (now, later):
-        index.remove(np.array([320, 10]))  # 320 still pending in ``later``
+        index.remove(np.array([329, 10]))  # 329 still pending in ``later``
     assert later.pending > 0
     for probe in range(0, 330, 11):
         query = unit_rows(1, seed=2000 + probe)[0]
@@ -353,7 +352,7 @@ def test_folding_later_builds_the_graph_an_insert_per_add_builds() -> None:
             got, want = later.search(query, k), now.search(query, k)
             np.testing.assert_array_equal(got[1], want[1])
             np.testing.assert_array_equal(got[0], want[0])
-            assert 320 not in got[1]
+            assert 329 not in got[1]
     for got, want in zip(_graph_arrays(later), _graph_arrays(now), strict=True):
         np.testing.assert_array_equal(got, want)
     assert later.pending == 0
@@ -367,14 +366,14 @@ def test_a_scoped_search_sees_pending_vectors_of_its_scope_only(
     index = VectorIndex(DIM, hnsw_threshold=100, m=8)
     index.add(np.arange(120), vectors[:120])
     _one_by_one(index, vectors[120:], fold=False, start=120)
-    assert index.pending == 20
-    scope = np.array([*range(0, 120, 2), 121, 125, 139])
+    assert index.pending == 1  # 139
     stored = as_stored(index, vectors)
-    for probe in (121, 124, 139):
-        _, ids = index.search(vectors[probe], 6, among=scope)
-        assert set(ids.tolist()) <= set(scope.tolist())
-        brute = scope[np.argsort(-(stored[scope] @ vectors[probe]), kind="stable")][:6]
-        np.testing.assert_array_equal(ids, brute)
+    for scope in (np.array([*range(0, 120, 2), 121, 125, 139]), np.arange(0, 139, 3)):
+        for probe in (121, 124, 139):
+            _, ids = index.search(vectors[probe], 6, among=scope)
+            assert set(ids.tolist()) <= set(scope.tolist())
+            brute = scope[np.argsort(-(stored[scope] @ vectors[probe]), kind="stable")][:6]
+            np.testing.assert_array_equal(ids, brute)
 
 
 def test_a_batch_add_folds_what_waits_first() -> None:
