@@ -4,8 +4,9 @@ A judge looks at two memory texts and says whether they contradict each other, a
 compatible statements about the same topic, or are unrelated (``verdict.py`` defines the
 protocol and the answer). Implementations live in their own modules (``claim_judge.py``,
 ``llm_judge.py``); the detector and the CLI pick one through :data:`JUDGES`. The judges of
-:data:`READ_BY_SENTENCE` come wrapped to read a long text sentence by sentence as well as
-whole (``long_texts.py``).
+:data:`READ_BY_SENTENCE` can come wrapped to read a long text sentence by sentence as well
+as whole (``long_texts.py``, option ``by_sentence``): off by default, since on the
+trip-approval scan it queued chatter (docs/conflicts.md, "Long texts read by sentence").
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ LLM reads a turn whole."""
 
 
 def make_judge(
-    name: str = DEFAULT_JUDGE, *, by_sentence: bool = True, **options: Any
+    name: str = DEFAULT_JUDGE, *, by_sentence: bool = False, **options: Any
 ) -> ContradictionJudge:
     """Build the judge registered as ``name`` with its keyword options; one of
-    :data:`READ_BY_SENTENCE` reads long texts by sentence too unless ``by_sentence`` is
-    false or it runs without its model (``slots=False``: sentence pairs are picked by one).
+    :data:`READ_BY_SENTENCE` reads long texts by sentence too when ``by_sentence`` is true
+    and it runs with its model (not ``slots=False``: sentence pairs are picked by one).
 
     Raises:
         ConfigError: ``name`` is not registered, or the options do not fit the judge.

@@ -29,9 +29,9 @@ def embedder() -> MiniLMEmbedder:
 
 def test_the_contradicted_sentence_is_found_named_and_highlighted(embedder: MiniLMEmbedder) -> None:
     newer = "I work as a software engineer at a startup."
-    whole = make_judge(embedder=embedder, by_sentence=False).judge(NURSE, newer)
+    whole = make_judge(embedder=embedder).judge(NURSE, newer)
     assert whole.label == "unrelated"  # the turn's vector is far from the reply's
-    verdict = make_judge(embedder=embedder).judge(NURSE, newer)
+    verdict = make_judge(embedder=embedder, by_sentence=True).judge(NURSE, newer)
     assert verdict.is_contradiction, verdict.reason
     assert "sentence 3/4 of the older text" in verdict.reason
     highlighted = {s.side: s.text for s in verdict.spans}
@@ -49,7 +49,8 @@ def test_the_contradicted_sentence_is_found_named_and_highlighted(embedder: Mini
 def test_other_people_times_and_details_stay_compatible(
     embedder: MiniLMEmbedder, newer: str
 ) -> None:
-    assert not make_judge(embedder=embedder).judge(NURSE, newer).is_contradiction
+    judge = make_judge(embedder=embedder, by_sentence=True)
+    assert not judge.judge(NURSE, newer).is_contradiction
 
 
 def test_the_guard_acts_on_a_long_memory_one_sentence_of_which_is_contradicted(

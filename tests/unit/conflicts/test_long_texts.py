@@ -166,7 +166,7 @@ def test_sentences_that_say_nothing_are_not_judged() -> None:
     assert parts == {("I live in Lyon.", "I moved to Ghent last year.")}
 
 
-def test_a_sentence_read_in_its_neighbours_past_frame_contradicts_nothing() -> None:
+def test_a_sentence_that_names_no_one_does_not_decide_alone() -> None:
     older = "Back in college I used to live on coffee. Slept four hours a night."
     newer = "I sleep nine hours every night."
     flagged = Verdict("contradiction", 0.8, "number changed")
@@ -174,7 +174,7 @@ def test_a_sentence_read_in_its_neighbours_past_frame_contradicts_nothing() -> N
     assert judge.judge(older, newer) == UNRELATED
 
 
-def test_a_sentence_with_its_own_subject_is_not_read_in_the_frame() -> None:
+def test_a_sentence_with_its_own_subject_decides_alone() -> None:
     older = "My brother moved to Oslo last year. I live in Lyon."
     newer = "I live in Ghent."
     flagged = Verdict("contradiction", 0.8, "place changed")
@@ -220,13 +220,14 @@ def test_max_pairs_must_be_a_positive_whole_number(bad: object) -> None:
         SentenceJudge(ScriptedJudge({}), max_pairs=bad)  # type: ignore[arg-type]
 
 
-def test_make_judge_reads_the_model_judges_by_sentence_unless_told_not_to() -> None:
+def test_make_judge_reads_the_model_judges_by_sentence_when_told_to() -> None:
     embedder = HashingEmbedder(64)
-    wrapped = make_judge("claims", embedder=embedder)
+    wrapped = make_judge("claims", embedder=embedder, by_sentence=True)
     assert isinstance(wrapped, SentenceJudge) and isinstance(wrapped.inner, ClaimJudge)
     assert wrapped.name == "claims"
-    assert isinstance(make_judge("claims", embedder=embedder, by_sentence=False), ClaimJudge)
-    assert isinstance(make_judge("claims", slots=False), ClaimJudge)  # no model to pick pairs
+    assert isinstance(make_judge("claims", embedder=embedder), ClaimJudge)  # off by default
+    no_model = make_judge("claims", slots=False, by_sentence=True)
+    assert isinstance(no_model, ClaimJudge)  # no model to pick the sentence pairs
 
 
 NURSE = "I work as a nurse at the city hospital."
@@ -240,14 +241,23 @@ def two_looks(opened: set[tuple[str, str]]) -> tuple[TwoLookSentenceJudge, Scrip
     return judge, inner
 
 
-def test_an_open_sentence_pair_leaves_the_long_pair_open_until_the_second_look() -> None:
+def test_an_open_whole_pair_leaves_the_long_pair_open_and_parts_keep_their_quick_look() -> None:
     judge, inner = two_looks({(NURSE, NEWER), (TURN, NEWER)})
+    inner.script[(TURN, NEWER)] = Verdict("contradiction", 0.9, "whole, second look")
     look = judge.first_look(TURN, NEWER)
     assert look.open and not look.verdict.is_contradiction  # the quick answer: nothing yet
     (verdict,) = judge.second_look([look])
-    assert verdict.is_contradiction and "sentence 3/3" in verdict.reason
-    assert inner.batches == [[(TURN, NEWER), (NURSE, NEWER)]]  # one batch, whole and part
+    assert verdict.reason == "whole, second look"
+    assert inner.batches == [[(TURN, NEWER)]]  # the sentence pair was not given a second look
     assert judge.judge(TURN, NEWER) == verdict
+
+
+def test_an_open_sentence_pair_alone_is_settled_by_its_quick_look() -> None:
+    judge, inner = two_looks({(NURSE, NEWER)})
+    look = judge.first_look(TURN, NEWER)
+    assert not look.open and not look.verdict.is_contradiction
+    assert judge.judge(TURN, NEWER) == look.verdict
+    assert inner.batches == []
 
 
 def test_a_long_pair_with_nothing_open_is_settled_at_the_first_look() -> None:
@@ -259,17 +269,13 @@ def test_a_long_pair_with_nothing_open_is_settled_at_the_first_look() -> None:
 
 def test_the_second_look_keeps_looks_of_short_pairs_and_long_pairs_apart() -> None:
     short = ("I am a nurse.", "I am a chef.")
-    judge, inner = two_looks({short, (NURSE, NEWER)})
+    judge, inner = two_looks({short, (TURN, NEWER)})
     inner.script[short] = Verdict("contradiction", 0.8, "job changed")
     looks = [judge.first_look(*short), judge.first_look(TURN, NEWER), judge.first_look(*short)]
     verdicts = judge.second_look(looks)
-    assert [v.reason for v in verdicts] == [
-        "job changed",
-        verdicts[1].reason,
-        "job changed",
-    ]
-    assert "sentence 3/3" in verdicts[1].reason
-    assert inner.batches == [[short, (NURSE, NEWER), short]]
+    assert verdicts[0].reason == verdicts[2].reason == "job changed"
+    assert "sentence 3/3" in verdicts[1].reason  # the sentence pair's quick look decided
+    assert inner.batches == [[short, (TURN, NEWER), short]]
 
 
 def test_a_judge_with_one_look_is_wrapped_without_two() -> None:
