@@ -29,7 +29,11 @@ it:
   happened, not what is wanted), neither a price the assistant quotes (what something costs,
   as for the offers a confirmation adopts), and a free choice named at least as surely as
   the attribute namer's own bar on both sides;
-- the values differ ("two little girls" and "2 kids" are one value);
+- the values differ ("two little girls" and "2 kids" are one value), and a free choice is
+  not the choice in force with more words around it ("alternative pets" against "pets",
+  "other animals you could consider" against "animals"): the same thing qualified names a
+  kind of it or an alternative to it, which leaves the value in force standing, where a
+  replacement names another thing ("a compact" against "an SUV");
 - the slots' topics are at least somewhat related (``ContextSettings.
   related_topic_similarity``). The graph compared whole slot names, and the kind word they
   share makes any two of a kind look alike ("watch date" / "feel date" 0.65 with MiniLM,
@@ -51,7 +55,7 @@ from memory_core.context.extract import labels
 from memory_core.context.extract.slots import ASSISTANT, CHOICE, CHOICE_MIN_SIMILARITY, SlotValue
 from memory_core.context.extract.turn import TurnFacts
 from memory_core.context.model import Node, normalise
-from memory_core.context.values import PRICES, comparable, holds
+from memory_core.context.values import PRICES, comparable, holds, qualifies
 
 NARRATED = frozenset({"past", "used to"})
 """Time markers of a value said as what happened or no longer holds, not as what is wanted."""
@@ -70,6 +74,7 @@ class Refusal(StrEnum):
     PRICE = "the new value is a price the assistant quotes"
     UNSURE_CHOICE = "a free choice is named below the namer's bar"
     SAME_VALUE = "the values are the same"
+    QUALIFIES = "the new choice is the choice in force with more words around it"
     UNRELATED = "the slots' topics are unrelated"
 
 
@@ -109,6 +114,8 @@ def refusal(
         return Refusal.UNSURE_CHOICE
     if _same_value(value, existing):
         return Refusal.SAME_VALUE
+    if value.kind == CHOICE and qualifies(value.value, existing):
+        return Refusal.QUALIFIES
     if not _related(value.topic, existing.attr("topic"), similarity, related):
         return Refusal.UNRELATED
     return None

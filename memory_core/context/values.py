@@ -26,11 +26,26 @@ def holds(node: Node, said: str) -> bool:
     number = number_of(wanted)
     if number is not None and node.attr("number") == number:
         return True
-    if wanted == value or f" {wanted} " in f" {value} ":
+    if _within(wanted, value):
         return True
     return (
         wanted[0].isdigit() and value.startswith(wanted) and not value[len(wanted) :][:1].isdigit()
     )
+
+
+def qualifies(said: str, node: Node) -> bool:
+    """Whether ``said`` is the constraint's value with more words around it ("alternative
+    pets" for "pets", "other animals you could consider" for "animals", "just a business"
+    for "the business"): the same thing qualified, a kind of it or an alternative to it,
+    not another value in its place. ``holds`` the other way round."""
+    value = normalise(str(node.attr("value") or "")).removeprefix("the ")
+    wanted = normalise(said)
+    return bool(value) and wanted != value and _within(value, wanted)
+
+
+def _within(part: str, whole: str) -> bool:
+    """``part`` is ``whole`` or a run of its words (both normalised)."""
+    return part == whole or f" {part} " in f" {whole} "
 
 
 def comparable(value: SlotValue, node: Node) -> bool:

@@ -86,6 +86,13 @@ def test_a_choice_named_above_the_namers_bar_goes_to_a_reviewer() -> None:
     )
 
 
+def test_a_choice_of_the_same_kind_of_thing_with_another_modifier_goes_to_a_reviewer() -> None:
+    """ "an aisle seat" against "a window seat": one head noun, but another thing."""
+    new = SlotValue("user", "seat", "an aisle seat", confidence=0.56)
+    old = in_force(SlotValue("user", "seat", "a window seat", confidence=0.7))
+    assert why(new, old, said(new)) is None
+
+
 def test_one_side_without_a_topic_is_judged_by_the_whole_slot_names() -> None:
     new = money("car budget", 750, "car")
     old = SlotValue("user", "budget", "700 EUR", "money", 700, "EUR")
@@ -185,6 +192,31 @@ def test_one_value_said_in_other_words_is_no_change() -> None:
     assert why(new, old, said(new)) is Refusal.SAME_VALUE
 
 
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("pets", "alternative pets"),
+        ("animals", "other animals you could consider"),
+        ("the business", "just a business"),
+    ],
+)
+def test_a_choice_in_force_with_more_words_around_it_is_no_replacement(
+    before: str, after: str
+) -> None:
+    """LoCoMo's chit-chat pairs: the same thing qualified (a kind of it, an alternative to
+    it) leaves the choice in force standing."""
+    new = SlotValue("user", "amenities", after, confidence=0.57)
+    old = in_force(SlotValue("user", "amenities", before, confidence=0.75))
+    assert why(new, old, said(new)) is Refusal.QUALIFIES
+
+
+def test_a_choice_that_shares_only_a_word_part_is_no_qualified_one() -> None:
+    """Whole words: "petsitter" does not qualify "pets"."""
+    new = SlotValue("user", "amenities", "a petsitter", confidence=0.57)
+    old = in_force(SlotValue("user", "amenities", "pets", confidence=0.75))
+    assert why(new, old, said(new)) is None
+
+
 def test_tomorrow_said_on_two_days_is_two_dates() -> None:
     new = date("opening date", "tomorrow", "opening", resolved="2024-07-23")
     old = in_force(date("opening date", "tomorrow", "opening", resolved="2024-07-22"))
@@ -232,3 +264,16 @@ def test_the_graph_drops_an_unsure_change_of_small_talk(ctx: TaskContext) -> Non
     assert (
         only.attr("value") == "180 EUR" == constraint_for(ctx.graph, "hotel budget").attr("value")
     )  # type: ignore[union-attr]
+
+
+def test_the_graph_keeps_a_choice_in_force_against_its_qualified_form(ctx: TaskContext) -> None:
+    """An unsure choice (named below the graph's review bar) that only qualifies the one
+    in force is neither applied nor held; another unsure choice is held."""
+    ctx.observe(said(SlotValue("user", "amenities", "pets", confidence=0.75)), turn=0)
+    qualified = SlotValue("user", "amenities", "alternative pets", confidence=0.57)
+    applied = ctx.observe(said(qualified), turn=1)
+    assert applied.pending == [] and applied.added == []
+    assert constraint_for(ctx.graph, "amenities").attr("value") == "pets"  # type: ignore[union-attr]
+    other = SlotValue("user", "amenities", "a pool", confidence=0.57)
+    (item,) = ctx.observe(said(other), turn=2).pending
+    assert (item.existing_value, item.value) == ("pets", "a pool")
