@@ -21,6 +21,7 @@ import numpy as np
 
 from memory_core.conflicts.evaluation import load_pairs
 from memory_core.conflicts.judge import DEFAULT_JUDGE, make_judge
+from memory_core.conflicts.verdict import TwoLookJudge
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
 BUDGET_MS = 5.0
@@ -42,22 +43,36 @@ def judge_costs(
     judge: str = DEFAULT_JUDGE, data: Path = DATA, *, smoke: bool = False
 ) -> dict[str, Any]:
     """Milliseconds per pair (mean, p50, p99, max) over the development sets, pairs seen once,
-    and (``guard``) what a write and a full scan cost in a 1,000-memory MiniLM atlas.
-    ``smoke`` keeps the code path working in seconds: 20 pairs, a 50-memory guard atlas."""
+    and (``guard``) what a write and a full scan cost in a 1,000-memory MiniLM atlas. For a
+    judge with two looks the per-pair times are its first look's, what a write waits for;
+    its second look at the open ones, read in one batch as off the write path, is
+    ``second_look_pairs`` and ``second_look_cpu_ms`` (CPU a pair). ``smoke`` keeps the code
+    path working in seconds: 20 pairs, a 50-memory guard atlas."""
     pairs = [p for path in pair_files(data) for p in load_pairs(path)]
     if smoke:
         pairs = pairs[:: max(1, len(pairs) // 20)][:20]
     instance = make_judge(judge)
     instance.judge("I live in Oslo, my warm-up city.", "Warm-up: I moved to Bergen.")
-    times = []
+    two = instance if isinstance(instance, TwoLookJudge) else None
+    times, opened = [], []
     for pair in pairs:
         start = time.perf_counter()
-        instance.judge(pair.a, pair.b)
+        if two is None:
+            instance.judge(pair.a, pair.b)
+        else:
+            look = two.first_look(pair.a, pair.b)
+            opened += [look] if look.open else []
         times.append((time.perf_counter() - start) * 1000.0)
+    cpu = time.process_time()
+    if two is not None and opened:
+        two.second_look(opened)
+    second_ms = (time.process_time() - cpu) * 1000.0 / max(1, len(opened))
     ms = np.asarray(times)
     return {
         "judge": instance.name,
         "pairs": len(pairs),
+        "second_look_pairs": len(opened),
+        "second_look_cpu_ms": round(second_ms, 2),
         "mean_ms": round(float(ms.mean()), 3),
         "p50_ms": round(float(np.percentile(ms, 50)), 3),
         "p99_ms": round(float(np.percentile(ms, 99)), 3),
