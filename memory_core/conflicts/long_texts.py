@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.conflicts.claim_judge import first_person
+from memory_core.conflicts.claim_judge import _clip, first_person
 from memory_core.conflicts.claims import claims
 from memory_core.conflicts.sentences import Sentence, sentences
 from memory_core.conflicts.verdict import (
@@ -193,18 +193,20 @@ class SentenceJudge:
 
 @dataclass(frozen=True, slots=True)
 class _Looks:
-    """What a long pair's first look holds for its second: the wrapped judge's first looks
-    at the whole pair and at each sentence pair."""
+    """What a long pair's open first look holds for its second: the wrapped judge's open
+    look at the whole pair and the sentence pairs' quick verdicts."""
 
     whole: FirstLook
-    parts: tuple[tuple[SentencePair, FirstLook], ...]
+    parts: tuple[tuple[SentencePair, Verdict], ...]
 
 
 class TwoLookSentenceJudge(SentenceJudge):
     """:class:`SentenceJudge` over a judge with two looks (``verdict.TwoLookJudge``), and
-    one itself: the first look reads the whole pair and its sentence pairs quickly and is
-    open when one of theirs is; the second look has the wrapped judge read every open one
-    in one batch."""
+    one itself: its first look is open when the wrapped judge's look at the whole pair is,
+    and its second look gives those whole pairs to the wrapped judge's second look in one
+    batch. A sentence pair gets the quick look only: on fragments of chat the slower model
+    called plans and thanks contradictions (trip-approval scan: "Thanks." / "Thanks, that's
+    everything for now.", p=0.93)."""
 
     __slots__ = ("_two",)
 
@@ -221,45 +223,25 @@ class TwoLookSentenceJudge(SentenceJudge):
         (plan,) = self._plans([(a, b)])
         if not plan:
             return whole
-        # a sentence pair gets the quick look only: on fragments of chat the slower model
-        # called plans and thanks contradictions (5 of the 7 pairs queued in the
-        # trip-approval scan, 2 real, before this)
         parts = tuple(
-            (
-                p,
-                FirstLook(
-                    p.a.text,
-                    p.b.text,
-                    self._two.first_look(p.a.text, p.b.text, p.similarity).verdict,
-                ),
-            )
-            for p in plan
+            (p, self._two.first_look(p.a.text, p.b.text, p.similarity).verdict) for p in plan
         )
-        verdict = _combined(a, b, whole.verdict, [(p, look.verdict) for p, look in parts])
+        verdict = _combined(a, b, whole.verdict, parts)
         if not whole.open:
             return FirstLook(a, b, verdict)
         return FirstLook(a, b, verdict, open=True, state=_Looks(whole, parts))
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
-        """The final verdict of each look, every open whole or sentence pair among them
-        read by the wrapped judge's second look in one batch."""
-        flat: list[FirstLook] = []
-        for look in looks:
-            held = look.state
-            flat += (
-                [held.whole, *(p for _, p in held.parts)] if isinstance(held, _Looks) else [look]
-            )
-        verdicts = iter(self._two.second_look(flat))
-        found = []
-        for look in looks:
-            held = look.state
-            if isinstance(held, _Looks):
-                whole = next(verdicts)
-                parts = [(pair, next(verdicts)) for pair, _ in held.parts]
-                found.append(_combined(look.a, look.b, whole, parts))
-            else:
-                found.append(next(verdicts))
-        return found
+        """The final verdict of each look, the open whole pairs among them read by the
+        wrapped judge's second look in one batch."""
+        held = [look.state if isinstance(look.state, _Looks) else None for look in looks]
+        settled = self._two.second_look(
+            [look if h is None else h.whole for look, h in zip(looks, held, strict=True)]
+        )
+        return [
+            verdict if h is None else _combined(look.a, look.b, verdict, h.parts)
+            for look, h, verdict in zip(looks, held, settled, strict=True)
+        ]
 
 
 def read_by_sentence(judge: ContradictionJudge, **options: Any) -> SentenceJudge:
@@ -291,7 +273,7 @@ def _sentences_of(text: str, other: str) -> tuple[Sentence, ...]:
 
 
 def _says_something(sentence: str) -> bool:
-    """A sentence with a content word or a value ("Hey Mel!" has none worth judging)."""
+    """A sentence with a content word or a value ("Oh ok!" and "Yes." have none)."""
     return any(c.words or c.values for c in claims(sentence))
 
 
@@ -340,7 +322,3 @@ def _position(text: str, sentence: Sentence) -> str:
     found = sentences(text)
     index = next((i for i, s in enumerate(found) if s.start == sentence.start), 0)
     return f"{index + 1}/{len(found)}"
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
