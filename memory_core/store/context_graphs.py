@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import delete, select, tuple_
@@ -25,6 +25,7 @@ from memory_core.store.context_tables import (
     NODE_TYPES,
     ContextEdgeRow,
     ContextNodeRow,
+    session_additions,
 )
 from memory_core.store.erase import Subject
 from memory_core.store.records import check_text
@@ -231,11 +232,28 @@ class MemoryContextGraphRepository:
         with self._lock:
             for table, graphs in self._versions.items():
                 for versions in graphs.values():
+                    if subject.column == "session_id":
+                        _forget_provenance(versions, subject.value)
                     doomed = [k for k, r in versions.items() if _about(r, subject)]
                     for key in doomed:
                         del versions[key]
                     deleted[table] += len(doomed)
         return deleted
+
+
+def _forget_provenance(versions: dict[tuple[str, int], ContextVersion], session: str) -> None:
+    """The session's turns and memory ids out of the versions of one graph and kind."""
+    turns, memories = session_additions(
+        ((r.id, r.session_id, r.turns, r.memory_ids) for r in _ordered(versions.values())),
+        session,
+    )
+    for key, record in versions.items():
+        if turns.intersection(record.turns) or memories.intersection(record.memory_ids):
+            versions[key] = replace(
+                record,
+                turns=tuple(t for t in record.turns if t not in turns),
+                memory_ids=tuple(m for m in record.memory_ids if m not in memories),
+            )
 
 
 def _about(record: ContextVersion, subject: Subject) -> bool:

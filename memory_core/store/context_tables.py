@@ -10,11 +10,14 @@ so a stored graph reads back equal to the saved one). Created by Alembic revisio
 A graph may be a user's, spanning their sessions: a row's ``session_id`` is the session
 whose turn wrote that version, ``origin_session_id`` the session that first made the node
 or edge (whose words every later version copies). Erasing a session deletes the rows of
-either kind, so nothing it said or changed stays; erasing a user deletes the graph's rows.
+either kind, so nothing it said or changed stays, and takes its turns and memory ids out of
+the provenance of the rows that stay (``session_additions``: the rule of the context
+graph's ``without_session``); erasing a user deletes the graph's rows.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -27,8 +30,10 @@ from sqlalchemy import (
     String,
     Text,
     or_,
+    select,
+    update,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from memory_core.store.base import Base, JSONDocument, table_of
 from memory_core.store.erase import Subject, register_erasable
@@ -99,16 +104,65 @@ class ContextEdgeRow(_Versioned, Base):
     target: Mapped[str] = mapped_column(String(64))
 
 
+Provenance = tuple[str, str | None, Sequence[int], Sequence[str]]
+"""A version's id, the session that wrote it, its turns and its memory ids."""
+
+
+def session_additions(
+    versions: Iterable[Provenance], session: str
+) -> tuple[frozenset[int], frozenset[str]]:
+    """The turns and memory ids ``session``'s versions added to their node's or edge's
+    provenance (``versions`` in log order): what later versions of other sessions copy,
+    and what leaves them when the session is erased."""
+    seen: dict[str, tuple[set[int], set[str]]] = {}
+    turns: set[int] = set()
+    memories: set[str] = set()
+    for ident, writer, its_turns, its_memories in versions:
+        before_turns, before_memories = seen.get(ident, (set(), set()))
+        now_turns, now_memories = set(its_turns), set(its_memories)
+        if writer == session:
+            turns |= now_turns - before_turns
+            memories |= now_memories - before_memories
+        seen[ident] = (now_turns, now_memories)
+    return frozenset(turns), frozenset(memories)
+
+
 def _erasable(row: type[ContextNodeRow] | type[ContextEdgeRow]) -> None:
     """A version goes with its user, with the session that wrote it and with the session
-    that first made its node or edge."""
+    that first made its node or edge; the versions that stay forget the session's turns
+    and memories."""
 
     def where(subject: Subject) -> ColumnElement[bool]:
         if subject.column == "user_id":
             return row.user_id == subject.value
         return or_(row.session_id == subject.value, row.origin_session_id == subject.value)
 
-    register_erasable(table_of(row), where=where, order=30)
+    def prepare(s: Session, subject: Subject) -> None:
+        if subject.column != "session_id":
+            return  # a user's rows all go
+        graphs = select(row.graph_id).where(row.session_id == subject.value).distinct()
+        for graph_id in s.scalars(graphs).all():
+            columns = (row.id, row.version, row.session_id, row.origin_session_id)
+            stmt = select(*columns, row.turns, row.memory_ids).where(row.graph_id == graph_id)
+            rows = s.execute(stmt.order_by(row.seq, row.id, row.version)).all()
+            turns, memories = session_additions(
+                ((r.id, r.session_id, r.turns, r.memory_ids) for r in rows), subject.value
+            )
+            for r in rows:
+                if subject.value in (r.session_id, r.origin_session_id):
+                    continue  # the row goes
+                if not (turns.intersection(r.turns) or memories.intersection(r.memory_ids)):
+                    continue
+                s.execute(
+                    update(row)
+                    .where(row.graph_id == graph_id, row.id == r.id, row.version == r.version)
+                    .values(
+                        turns=[t for t in r.turns if t not in turns],
+                        memory_ids=[m for m in r.memory_ids if m not in memories],
+                    )
+                )
+
+    register_erasable(table_of(row), where=where, order=30, prepare=prepare)
 
 
 _erasable(ContextNodeRow)

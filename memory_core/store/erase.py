@@ -52,6 +52,9 @@ class Subject:
 
 
 WhereClause = Callable[[Subject], "ColumnElement[bool] | None"]
+Prepare = Callable[[Session, Subject], None]
+"""A step run on a table before the subject's rows go: rows that stay but name the
+subject among other things (a list of ids) lose those names."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +64,7 @@ class Erasable:
     table: Table
     where: WhereClause
     order: int
+    prepare: Prepare | None = None
 
 
 _REGISTRY: dict[str, Erasable] = {}
@@ -73,8 +77,10 @@ def register_erasable(
     user_column: str | None = "user_id",
     where: WhereClause | None = None,
     order: int = 100,
+    prepare: Prepare | None = None,
 ) -> None:
-    """Make ``erase`` delete the subject's rows of ``table``; re-registering replaces."""
+    """Make ``erase`` delete the subject's rows of ``table`` (after ``prepare``, when
+    given, has cleaned the rows that stay); re-registering replaces."""
     if where is None:
         columns = {"session_id": session_column, "user_id": user_column}
         for name in columns.values():
@@ -88,7 +94,7 @@ def register_erasable(
             return None if name is None else table.c[name] == subject.value
 
         where = by_column
-    _REGISTRY[table.name] = Erasable(table, where, order)
+    _REGISTRY[table.name] = Erasable(table, where, order, prepare)
 
 
 def erasable_tables() -> list[Erasable]:
@@ -104,6 +110,8 @@ def erase_rows(session: Session, subject: Subject) -> dict[str, int]:
         clause = entry.where(subject)
         if clause is None:
             continue
+        if entry.prepare is not None:
+            entry.prepare(session, subject)
         result = session.execute(delete(entry.table).where(clause))
         deleted[entry.table.name] = rows_changed(result)
     return deleted

@@ -110,6 +110,44 @@ def test_erasing_a_session_in_the_store_is_taking_it_out_of_the_graph(
         assert not stored.nodes("Goal") and not stored.nodes("Entity")
 
 
+def restated_cap() -> ContextGraph:
+    """The same cap said in three sessions the same day: one node, each session's turn and
+    memory added to its provenance, every later version copying the earlier ones'."""
+    ctx = TaskContext("ana")
+    for turn, session in enumerate(("s1", "s2", "s3")):
+        ctx.observe(
+            facts(goal="plan a trip", slots=[cap(5000)]),
+            turn=turn, memory_id=f"m{turn}", session=session,
+        )  # fmt: skip
+    return ctx.graph
+
+
+def provenance(graph: ContextGraph) -> dict[str, list[tuple[list[int], list[str]]]]:
+    """Each node's and edge's versions' turns and memory ids, in log order."""
+    found: dict[str, list[tuple[list[int], list[str]]]] = {}
+    for record in graph.to_records():
+        ident = f"{record['id']}:{record.get('source', '')}"
+        found.setdefault(ident, []).append((record["turns"], record["memories"]))
+    return found
+
+
+@pytest.mark.parametrize("build", [user_trip, restated_cap])
+@pytest.mark.parametrize("session", ["s1", "s2", "s3"])
+def test_erasing_a_session_takes_its_turns_out_of_the_rows_that_stay(
+    any_store: Store, build: Any, session: str
+) -> None:
+    """No row of another session keeps the erased session's turn numbers or memory ids,
+    as in the process (``ContextGraph.without_session``)."""
+    graph = build()
+    save_graph(any_store.context_graphs, "g-ana", graph)
+    any_store.erase(session_id=session)
+    stored = load_graph(any_store.context_graphs, "g-ana")
+    gone_turn, gone_memory = int(session[1]) - 1, f"m{int(session[1]) - 1}"
+    assert provenance(stored) == provenance(graph.without_session(session))
+    for turns, memories in (v for versions in provenance(stored).values() for v in versions):
+        assert gone_turn not in turns and gone_memory not in memories
+
+
 def test_erasing_the_user_takes_the_whole_graph(any_store: Store) -> None:
     save_graph(any_store.context_graphs, "g-ana", user_trip())
     assert any_store.erase(user_id="ana")["context_nodes"] > 0
