@@ -366,26 +366,44 @@ class ContextGraph:
         )
 
 
+Provenance = tuple[str, str | None, Sequence[int], Sequence[str]]
+"""One version's provenance: node or edge id, writing session, turns, memory ids."""
+
+
+def session_additions(
+    versions: Iterable[Provenance], session: str
+) -> tuple[frozenset[int], frozenset[str]]:
+    """The turns and memory ids ``session``'s versions added to their node's or edge's
+    provenance (``versions`` in log order): what later versions of other sessions copy,
+    and what leaves them when the session is erased (here and in the store's rows)."""
+    seen: dict[str, tuple[set[int], set[str]]] = {}
+    turns: set[int] = set()
+    memories: set[str] = set()
+    for ident, writer, its_turns, its_memories in versions:
+        before_turns, before_memories = seen.get(ident, (set(), set()))
+        now_turns, now_memories = set(its_turns), set(its_memories)
+        if writer == session:
+            turns |= now_turns - before_turns
+            memories |= now_memories - before_memories
+        seen[ident] = (now_turns, now_memories)
+    return frozenset(turns), frozenset(memories)
+
+
 def records_without_session(
     records: Sequence[dict[str, Any]], session: str
 ) -> list[dict[str, Any]]:
     """``to_records`` output without what ``session`` wrote or first made (see
     ``ContextGraph.without_session``); the store applies the same rule to its rows."""
     origin: dict[str, str | None] = {}
-    seen_turns: dict[str, set[int]] = {}
-    seen_memories: dict[str, set[str]] = {}
-    its_turns: set[int] = set()
-    its_memories: set[str] = set()
-    for record in records:  # what the session added to each node's or edge's provenance
-        ident, writer = str(record["id"]), record.get("session")
-        origin.setdefault(ident, writer)
-        turns = set(record.get("turns", ()))
-        memories = set(record.get("memories", ()))
-        if writer == session:
-            its_turns |= turns - seen_turns.get(ident, set())
-            its_memories |= memories - seen_memories.get(ident, set())
-        seen_turns[ident] = turns
-        seen_memories[ident] = memories
+    for record in records:
+        origin.setdefault(str(record["id"]), record.get("session"))
+    its_turns, its_memories = session_additions(
+        (
+            (str(r["id"]), r.get("session"), r.get("turns", ()), r.get("memories", ()))
+            for r in records
+        ),
+        session,
+    )
     kept = []
     for record in records:
         if record.get("session") == session or origin[str(record["id"])] == session:

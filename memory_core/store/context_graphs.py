@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sqlalchemy import delete, select, tuple_
 from sqlalchemy.orm import Session
 
+from memory_core.context.graph import session_additions
 from memory_core.errors import InputError, NotFoundError
 from memory_core.store.base import rows_changed, table_of
 from memory_core.store.context_tables import (
@@ -25,7 +26,6 @@ from memory_core.store.context_tables import (
     NODE_TYPES,
     ContextEdgeRow,
     ContextNodeRow,
-    session_additions,
 )
 from memory_core.store.erase import Subject
 from memory_core.store.records import check_text

@@ -17,7 +17,6 @@ graph's ``without_session``); erasing a user deletes the graph's rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -35,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from memory_core.context.graph import session_additions
 from memory_core.store.base import Base, JSONDocument, table_of
 from memory_core.store.erase import Subject, register_erasable
 
@@ -102,29 +102,6 @@ class ContextEdgeRow(_Versioned, Base):
 
     source: Mapped[str] = mapped_column(String(64))
     target: Mapped[str] = mapped_column(String(64))
-
-
-Provenance = tuple[str, str | None, Sequence[int], Sequence[str]]
-"""A version's id, the session that wrote it, its turns and its memory ids."""
-
-
-def session_additions(
-    versions: Iterable[Provenance], session: str
-) -> tuple[frozenset[int], frozenset[str]]:
-    """The turns and memory ids ``session``'s versions added to their node's or edge's
-    provenance (``versions`` in log order): what later versions of other sessions copy,
-    and what leaves them when the session is erased."""
-    seen: dict[str, tuple[set[int], set[str]]] = {}
-    turns: set[int] = set()
-    memories: set[str] = set()
-    for ident, writer, its_turns, its_memories in versions:
-        before_turns, before_memories = seen.get(ident, (set(), set()))
-        now_turns, now_memories = set(its_turns), set(its_memories)
-        if writer == session:
-            turns |= now_turns - before_turns
-            memories |= now_memories - before_memories
-        seen[ident] = (now_turns, now_memories)
-    return frozenset(turns), frozenset(memories)
 
 
 def _erasable(row: type[ContextNodeRow] | type[ContextEdgeRow]) -> None:
