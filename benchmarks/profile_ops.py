@@ -5,9 +5,7 @@ One size of the benchmark's own scenario (same data, same build), without the se
 reference or the memory probes: the engine's CPU time per add, retrieve and decay +
 eviction pass (this thread's time, so other processes on a shared box inflate it less
 than wall time; with the CPU of the engine's helper thread, ``engine/overlap.py``; the
-wall time and the whole process's CPU are printed beside it; an add's HNSW insert is
-made afterwards on the folding thread, ``engine/fold.py``, whose CPU per add is printed
-after them), and with ``--profile`` the functions that cost the most (cProfile).
+wall time and the whole process's CPU are printed beside it), and with ``--profile`` the functions that cost the most (cProfile).
 ``--breakdown`` splits a call's CPU time by stage and measures the floor (FAISS and
 BM25 alone on the same indexes, ``benchmarks.breakdown``). ``--cache`` keeps the built
 atlas as a snapshot (loaded instead of building next time); ``--loop`` repeats each op
@@ -51,7 +49,6 @@ from benchmarks.operations import (
 from benchmarks.worker import N_QUERIES
 from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
-from memory_core.engine.fold import folding_cpu_ns
 
 OPS = ("add", "retrieve", "decay")
 
@@ -261,12 +258,8 @@ def main(argv: list[str] | None = None) -> int:
             runner.atlas.decay()
         fn: Callable[[int], float] = getattr(runner, op)
         runner.clocks = _Clocks()
-        folded = folding_cpu_ns()
         print(_line(op, [fn(i) for i in range(n)]), flush=True)
         print(runner.clocks.lines(op), flush=True)
-        if op == "add":  # its HNSW insert, made on the folding thread (engine/fold.py)
-            per_add = (folding_cpu_ns() - folded) / 1e6 / n
-            print(f"{op}: the folding thread's CPU {per_add:.3f} ms per add", flush=True)
         if args.profile:
             print(_profiled(fn, max(n // 2, 5)), flush=True)
         if args.breakdown and op in stages:

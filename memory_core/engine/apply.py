@@ -44,7 +44,6 @@ from memory_core.engine.events import (
     StatusChanged,
     SummaryCreated,
 )
-from memory_core.engine.fold import fold_later
 from memory_core.engine.model import Relation
 from memory_core.engine.state import AtlasState
 from memory_core.engine.table import NodeTable, status_code
@@ -262,7 +261,6 @@ def _add_many(atlas: ElasticMemoryAtlas, batch: list[Any]) -> None:
     slots = np.array([_place(state, event) for event in batch], dtype=np.int64)
     vectors = np.stack([np.frombuffer(event.embedding, dtype=np.float32) for event in batch])
     state.index(slots, vectors)
-    fold_later(state.vectors)
     for event, slot in zip(batch, slots.tolist(), strict=True):
         state.edges.add_node(slot)
         for edge in event.edges:

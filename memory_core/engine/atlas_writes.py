@@ -15,7 +15,6 @@ from memory_core.engine.atlas_base import AtlasBase
 from memory_core.engine.decay import base_strength
 from memory_core.engine.events import MemoriesMerged, MemoryAdded, SummaryCreated
 from memory_core.engine.families import NOVELTY_FREE, build_index, family_key, novelty, plan_fold
-from memory_core.engine.fold import fold_later
 from memory_core.engine.importance import ImportanceEstimator
 from memory_core.engine.model import EvictionReason, MemoryKind, MemoryNode, Relation
 from memory_core.engine.preload import wait_word_frequencies
@@ -219,7 +218,6 @@ class WriteMixin(AtlasBase):
         except Exception:
             table.release(slot)
             raise
-        fold_later(s.vectors)  # the HNSW insert, on the folding thread
         table.metadata[slot] = write.metadata or None  # no empty dict per memory
         table.provenance[slot] = write.provenance
         table.strength[slot] = base_strength(write.importance, cfg)

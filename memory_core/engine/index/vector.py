@@ -20,27 +20,11 @@ than over float32; float16 rows sit beside it (``HalfRows``), and the graph's be
 similarities are those of the float16-rounded vectors (to ~1e-4). Those rows are also
 what a large index returns and snapshots: an index rounds its vectors to float16 when
 it becomes HNSW. An exact index keeps float32 rows.
-
-An HNSW insert costs about as much as a search, so a single vector added to the graph
-index is not inserted at once: its row is stored (it has its label) and it stays
-*pending*, scored exactly by every search beside the graph's candidates, until ``fold``
-inserts it, which the atlas has done on a background thread (``engine.fold``). The next
-add inserts whatever is still pending before its own vector, so at most one waits and
-the graph is the one an insert per add builds (FAISS's HNSW depends on the insertion
-order alone). A search while a vector is pending finds it exactly, where the graph might
-have missed it.
-
-Every other method is called under its owner's lock (the atlas's), one thread at a time;
-``fold`` may run beside them on another thread. The FAISS index object (the graph and
-its count) and the row store's growth are guarded by the index's own lock, which ``fold``
-takes for one insert at a time, so a fold delays only the part of a call that reads the
-graph, never the rest of an add or a retrieve.
 """
 
 from __future__ import annotations
 
 import functools
-import threading
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -173,7 +157,6 @@ class VectorIndex:
         "_ef_search",
         "_exact",
         "_external",
-        "_graph_lock",
         "_hnsw",
         "_index",
         "_label_of",
@@ -210,7 +193,6 @@ class VectorIndex:
         self._index: Any = faiss.IndexFlatIP(dim)  # flat, or HNSW over 8-bit codes
         self._exact: Any = self._index  # every label's row: the flat index, or HalfRows
         self._coarse: Any = None  # float16 copy of an exact index's rows, same labels
-        self._graph_lock = threading.Lock()  # ``_index`` and ``_exact``'s growth, beside ``fold``
 
     @property
     def kind(self) -> str:
@@ -230,12 +212,7 @@ class VectorIndex:
     @property
     def tombstones(self) -> int:
         """Deleted vectors still stored (purged by the next rebuild)."""
-        return int(self._exact.ntotal) - self._n_live
-
-    @property
-    def pending(self) -> int:
-        """Vectors stored and searchable but not yet in the HNSW graph (``fold``)."""
-        return int(self._exact.ntotal) - int(self._index.ntotal)
+        return int(self._index.ntotal) - self._n_live
 
     def __len__(self) -> int:
         return self._n_live
@@ -247,12 +224,9 @@ class VectorIndex:
 
     def graph(self) -> tuple[Any, np.ndarray] | None:
         """(the FAISS HNSW index, the id of each label, -1 where deleted), None while exact:
-        snapshots store the graph so a load need not rebuild it. Folds what is pending
-        first, so the graph holds every label."""
+        snapshots store the graph so a load need not rebuild it."""
         if not self._hnsw:
             return None
-        with self._graph_lock:
-            self._fold_to(0)
         n = int(self._index.ntotal)
         return self._index, np.where(self._live[:n], self._external[:n], -1)
 
@@ -260,8 +234,7 @@ class VectorIndex:
         """Take over an HNSW index built from a snapshot's graph (``quantised_hnsw``) and
         the float16 rows of its labels (this one must be empty); label ``i`` holds id
         ``ids[i]``, -1 a deleted vector."""
-        with self._graph_lock:
-            self._index, self._exact, self._hnsw, self._coarse = index, exact, True, None
+        self._index, self._exact, self._hnsw, self._coarse = index, exact, True, None
         self._external = _grown(self._external, len(ids), 0)
         self._live = _grown(self._live, len(ids), False)
         live = np.flatnonzero(ids >= 0)
@@ -273,28 +246,21 @@ class VectorIndex:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(ids) and ids.min() < 0:
             raise IndexError_(f"vector index ids must be >= 0, got {int(ids.min())}")
-        if vectors.shape != (len(ids), self._dim):
-            raise IndexError_(
-                f"vector index needs {len(ids)} vectors of {self._dim} floats, got shape {vectors.shape}"
-            )
         held = ids[ids < len(self._label_of)]
         clash = held[self._label_of[held] >= 0].tolist()
         if clash or (len(ids) > 1 and len(np.unique(ids)) != len(ids)):
             raise IndexError_(f"vector index already holds ids {clash or ids.tolist()}")
-        deferred = self._hnsw and len(ids) == 1
+        start = int(self._index.ntotal)
         if self._hnsw:  # codes and rows alike from the float16 rounding (a snapshot's)
             vectors = _half(vectors)
-        with self._graph_lock:
-            start = int(self._exact.ntotal)
-            # what still waits goes in first (the insertion order); a batch goes into the
-            # graph at once, as before (FAISS orders a batch by level)
-            self._fold_to(0)
-            if not deferred:
-                self._insert(vectors, len(ids))
-            if self._exact is not self._index:
-                self._exact.add(vectors)
-            if self._coarse is not None:
-                self._coarse.add(vectors)
+        try:
+            self._index.add(vectors)
+        except (RuntimeError, ValueError, AssertionError) as exc:
+            raise IndexError_(f"vector index rejected {len(ids)} vectors: {exc}") from exc
+        if self._exact is not self._index:
+            self._exact.add(vectors)
+        if self._coarse is not None:
+            self._coarse.add(vectors)
         self._remember(ids, np.arange(start, start + len(ids), dtype=np.int64))
         if not self._hnsw and self._n_live > self._threshold:
             self._rebuild(hnsw=True)
@@ -310,7 +276,7 @@ class VectorIndex:
         self._live[labels] = False
         self._n_live -= len(labels)
         self._bitmap = None
-        if self.tombstones > self._rebuild_fraction * self._exact.ntotal:
+        if self.tombstones > self._rebuild_fraction * self._index.ntotal:
             self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
     def search(
@@ -352,7 +318,7 @@ class VectorIndex:
         queries = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self._dim)
         if len(among) <= EXACT_SCOPE:
             return self._search_rows(queries, k, among, labels)
-        mask = np.zeros(int(self._exact.ntotal), dtype=bool)
+        mask = np.zeros(int(self._index.ntotal), dtype=bool)
         mask[labels] = True
         return self._search(queries, k, ef, np.packbits(mask, bitorder="little"), len(among))
 
@@ -401,10 +367,7 @@ class VectorIndex:
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         if self._hnsw:
             wide = min(2 * want + COARSE_SLACK, max(want, ef))
-            with self._graph_lock:  # the graph's candidates and the pending rest at one instant
-                _, candidates = self._index.search(queries, wide, params=params)
-                if self.pending:
-                    candidates = self._with_pending(candidates, scope)
+            _, candidates = self._index.search(queries, wide, params=params)
             sims, labels = self._rescored(queries, candidates, want)
         elif self._index.ntotal >= COARSE_FROM:
             sims, labels = self._search_coarse(queries, want, params)
@@ -468,7 +431,7 @@ class VectorIndex:
             params.efSearch = ef
         if scope is None and self.tombstones:
             if self._bitmap is None:
-                self._bitmap = np.packbits(self._live[: self._exact.ntotal], bitorder="little")
+                self._bitmap = np.packbits(self._live[: self._index.ntotal], bitorder="little")
             scope = self._bitmap
         if scope is not None:
             params = params or faiss.SearchParameters()
@@ -483,50 +446,7 @@ class VectorIndex:
         return _stored_rows(self._exact, self._dim)
 
     def _live_labels(self) -> np.ndarray:
-        return np.flatnonzero(self._live[: self._exact.ntotal])
-
-    def fold(self, limit: int | None = None) -> int:
-        """Insert up to ``limit`` (all: None) pending vectors into the HNSW graph, oldest
-        first; returns how many still wait. The one method that may run beside the
-        others, on another thread: it takes the index's own lock for each insert."""
-        done = 0
-        while limit is None or done < limit:
-            with self._graph_lock:
-                if not self._fold_to(self.pending - 1):
-                    break
-            done += 1
-        return self.pending
-
-    def _fold_to(self, keep: int) -> int:
-        """Insert pending vectors, oldest first, one at a time (as one add each would
-        have), until at most ``keep`` wait; returns how many were inserted. Deleted ones
-        are inserted too (and stay tombstoned): the graph's labels must be the rows'.
-        Call with the graph lock held."""
-        done = 0
-        while self.pending > max(keep, 0):
-            label = int(self._index.ntotal)
-            row = self._exact.rows()[label : label + 1].astype(np.float32)
-            self._insert(row, 1)
-            done += 1
-        return done
-
-    def _insert(self, vectors: np.ndarray, n: int) -> None:
-        """Add rows to the FAISS index (the graph, or the flat index)."""
-        try:
-            self._index.add(vectors)
-        except (RuntimeError, ValueError, AssertionError) as exc:
-            raise IndexError_(f"vector index rejected {n} vectors: {exc}") from exc
-
-    def _with_pending(self, candidates: np.ndarray, scope: np.ndarray | None) -> np.ndarray:
-        """The graph's candidate labels of each query, and after them every pending label
-        the search may return (live, and inside ``scope``, a packed label bitmap)."""
-        first = int(self._index.ntotal)
-        pending = np.arange(first, int(self._exact.ntotal), dtype=np.int64)
-        keep = self._live[pending]
-        if scope is not None:
-            keep &= (scope[pending >> 3] >> (pending & 7).astype(np.uint8)) & 1 == 1
-        extra = np.broadcast_to(pending[keep], (len(candidates), int(keep.sum())))
-        return np.concatenate([candidates, extra], axis=1)
+        return np.flatnonzero(self._live[: self._index.ntotal])
 
     def _remember(self, ids: np.ndarray, labels: np.ndarray) -> None:
         end = int(labels[-1]) + 1 if len(labels) else 0
@@ -557,8 +477,7 @@ class VectorIndex:
             )
             index.add(vectors)
         exact.add(vectors)
-        with self._graph_lock:  # what a fold meanwhile inserts into the old graph is dropped
-            self._index, self._exact, self._hnsw, self._coarse = index, exact, hnsw, None
+        self._index, self._exact, self._hnsw, self._coarse = index, exact, hnsw, None
         self._label_of[:] = -1
         self._live[:] = False
         self._n_live = 0
