@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from memory_core.cli.eval_conflicts import _option as judge_option
+from memory_core.cli.eval_conflicts import judge_option
 from memory_core.conflicts.evaluation import (
     POSITIVE,
     EvalReport,

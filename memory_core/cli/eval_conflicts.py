@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--option",
         action="append",
         default=[],
-        type=_option,
+        type=judge_option,
         metavar="KEY=VALUE",
         help="judge option, repeatable; VALUE is read as JSON when it parses "
         "(e.g. --option base_url=http://127.0.0.1:8000/v1 --option timeout=10)",
@@ -101,7 +101,9 @@ def _mistake_records(report: EvalReport) -> list[dict[str, Any]]:
     ]
 
 
-def _option(text: str) -> tuple[str, Any]:
+def judge_option(text: str) -> tuple[str, Any]:
+    """A judge option given as ``KEY=VALUE`` on the command line (VALUE read as JSON when it
+    parses: ``cross_encoder=false``, ``threshold=0.6``), for argparse."""
     key, sep, raw = text.partition("=")
     if not sep or not key.strip():
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
