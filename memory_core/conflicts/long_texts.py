@@ -39,6 +39,7 @@ from memory_core.conflicts.verdict import (
 )
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.recent import RecentCache
+from memory_core.engine.validate import is_count
 from memory_core.errors import ConfigError
 
 MAX_PAIRS = 6
@@ -77,7 +78,7 @@ class SentenceJudge:
         embedder: Embedder | None = None,
         max_pairs: int = MAX_PAIRS,
     ) -> None:
-        if isinstance(max_pairs, bool) or not isinstance(max_pairs, int) or max_pairs < 1:
+        if not is_count(max_pairs):
             raise ConfigError("max_pairs", max_pairs, "a whole number of sentence pairs >= 1")
         self._inner = inner
         self._embedder = embedder

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from memory_core.conflicts.detector import Look
 from memory_core.conflicts.verdict import Verdict
+from memory_core.engine.validate import is_count
 from memory_core.errors import ConfigError
 
 CAPACITY = 1024
@@ -105,7 +106,7 @@ class SecondLook:
         batch: int = BATCH,
     ) -> None:
         for field, value in (("capacity", capacity), ("batch", batch)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_count(value):
                 raise ConfigError(field, value, "a positive integer")
         self._look = look
         self._deliver = deliver

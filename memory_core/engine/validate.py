@@ -64,6 +64,12 @@ def in_range(value: object, field: str, low: float, high: float) -> float:
     return number
 
 
+def is_count(value: object) -> bool:
+    """Whether ``value`` is a plain ``int`` >= 1 (``True`` is not a count): the test each
+    caller words its own error around (a config field, an argument, an index setting)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def positive_int(value: object, field: str, *, high: int = 10_000) -> int:
     number = int(value) if isinstance(value, numbers.Integral) else None
     if isinstance(value, bool) or number is None or not 1 <= number <= high:

@@ -57,6 +57,7 @@ from memory_core.embedding.registry import make_embedder
 from memory_core.engine.atlas import WriteFilter
 from memory_core.engine.clock import ManualClock
 from memory_core.engine.config import AtlasConfig
+from memory_core.engine.validate import is_count
 from memory_core.errors import InputError
 from memory_core.harness.guarded_policy import GuardedAtlasPolicy
 from memory_core.harness.metrics import (
@@ -99,7 +100,7 @@ class ReplaySettings:
             raise InputError("policy", f"must be one of {', '.join(POLICIES)}, got {self.policy!r}")
         for name in ("top_k", "context_k", "trajectory_every"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_count(value):
                 raise InputError(name, f"must be an integer >= 1, got {value!r}")
         if isinstance(self.link_top, bool) or not isinstance(self.link_top, int):
             raise InputError("link_top", f"must be an integer >= 0, got {self.link_top!r}")

@@ -32,6 +32,7 @@ import faiss
 import numpy as np
 
 from memory_core.engine.index.half_rows import HalfRows
+from memory_core.engine.validate import is_count
 from memory_core.errors import IndexError_
 
 EXACT_SCOPE = 4096
@@ -205,7 +206,7 @@ class VectorIndex:
 
     @ef_search.setter
     def ef_search(self, value: int) -> None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if not is_count(value):
             raise IndexError_(f"ef_search must be an int >= 1, got {value!r}")
         self._ef_search = value
 
