@@ -112,24 +112,32 @@ class PinnedRows:
 
     A row never changes once added: adds append, deletions tombstone, a rebuild makes a
     new store object (this keeps the old one alive). So ``read`` returns the vectors as
-    they were when pinned. An add may move the storage, though: each chunk is gathered
-    under ``lock`` (the lock every add takes), which is never held for long.
+    they were when pinned. A float16 store (``HalfRows``, every HNSW index) grows into a
+    new array, so the array taken at the pin holds its rows for good and is read with no
+    lock at all: a snapshot of a large atlas gathers its vectors while the agent writes.
+    A FAISS flat store (an exact index, at most ``hnsw_threshold`` rows) may move its
+    storage on an add, so each of its chunks is gathered under ``lock``.
     """
 
-    __slots__ = ("_dim", "_store", "labels")
+    __slots__ = ("_dim", "_pinned", "_store", "labels")
 
     CHUNK = 2048
-    """Rows per gather (3 MB of 384-d vectors, ~2 ms)."""
+    """Rows per gather (3 MB of 384-d vectors, ~2 ms: a short hold of the GIL, or of the
+    lock for a flat store)."""
 
     def __init__(self, store: Any, dim: int, labels: np.ndarray) -> None:
         self._store, self._dim, self.labels = store, dim, labels
+        self._pinned = store.rows() if isinstance(store, HalfRows) else None
 
     def read(self, lock: AbstractContextManager[Any]) -> np.ndarray:
         out = np.empty((len(self.labels), self._dim), dtype=np.float32)
         for start in range(0, len(self.labels), self.CHUNK):
             stop = start + self.CHUNK
+            if self._pinned is not None:
+                out[start:stop] = self._pinned[self.labels[start:stop]]
+                continue
             with lock:
-                out[start:stop] = _stored_rows(self._store, self._dim)[self.labels[start:stop]]
+                out[start:stop] = _rows(self._store, self._dim)[self.labels[start:stop]]
         return out
 
 

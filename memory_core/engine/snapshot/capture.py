@@ -4,20 +4,23 @@
 gather each), the table's lists by reference (a list copy: texts, ids and provenance
 are immutable, and metadata dicts are replaced, never edited, once stored), the edge
 arrays, the HNSW links and the header. The vectors are not copied there: a stored row
-never changes, so ``complete`` gathers them afterwards a chunk at a time, each chunk
-under the lock for a few milliseconds (an add may move the storage meanwhile). At 100k
-memories the lock is held ~10-30 ms at a time instead of the whole ~1 s copy.
+never changes, so ``complete`` gathers them afterwards a chunk at a time, with no lock
+for an HNSW index's float16 rows (their array at the freeze stays whole) and each chunk
+under the lock for a few milliseconds for an exact index's (an add may move that
+storage). At 100k memories the lock is held once, ~10 ms, instead of the whole ~1 s copy.
 """
 
 from __future__ import annotations
 
 import json
+import zipfile
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+from numpy.lib import format as npy
 
 from memory_core.engine.graph import RELATIONS, FrozenEdges
 from memory_core.engine.index.vector import PinnedRows
@@ -33,6 +36,9 @@ from memory_core.engine.snapshot.layout import (
     pack_texts,
 )
 from memory_core.engine.state import AtlasState
+
+MEMBER_CHUNK = 1 << 20
+"""Bytes of an array written at a time (``write_members``)."""
 
 
 @dataclass(slots=True)
@@ -105,8 +111,8 @@ def freeze(state: AtlasState) -> Frozen:
 
 
 def complete(frozen: Frozen, lock: AbstractContextManager[Any]) -> Capture:
-    """The rest of the copy, outside the lock but for the vector gathers (each under
-    ``lock``, the atlas's, held a few milliseconds per chunk)."""
+    """The rest of the copy, outside the lock but for an exact index's vector gathers
+    (each under ``lock``, the atlas's, held a few milliseconds per chunk)."""
     graph = {name: frozen.arrays.pop(name) for name in hnsw.WRITTEN if name in frozen.arrays}
     arrays = frozen.arrays  # the file's member order: columns, vectors, edges, graph
     arrays[EMBEDDINGS] = frozen.vectors.read(lock)
@@ -175,8 +181,24 @@ def write(snapshot: Capture, path: Path) -> Path:
     arrays["provenance_json"] = _json_bytes(snapshot.provenance)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
-        np.savez(fh, **arrays)
+        write_members(fh, arrays)
     return path
+
+
+def write_members(fh: BinaryIO, arrays: dict[str, np.ndarray]) -> None:
+    """The zip ``np.savez`` writes (the same ``.npy`` members, byte for byte), written
+    from each array's own memory ``MEMBER_CHUNK`` bytes at a time. ``np.savez`` copies
+    16 MB at a time into new bytes while holding the GIL; here the only work per chunk
+    is zip's CRC and the file write, which both release it, so a checkpoint's write
+    never keeps the agent's thread waiting for more than a chunk's bookkeeping."""
+    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED) as archive:
+        for name, value in arrays.items():
+            array = np.ascontiguousarray(value)
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                npy.write_array_header_1_0(member, npy.header_data_from_array_1_0(array))
+                data = memoryview(array.reshape(-1).view(np.uint8).data)
+                for start in range(0, len(data), MEMBER_CHUNK):
+                    member.write(data[start : start + MEMBER_CHUNK])
 
 
 def _json_bytes(value: Any) -> np.ndarray:

@@ -1,8 +1,8 @@
 """The ``atlas-snapshot/2`` file layout, as one table of members that drives writing,
 reading and validation.
 
-A snapshot is an uncompressed zip of ``.npy`` members (``np.savez``): a JSON header
-(format, config, clock, counters, sessions, code tables), one array per node column
+A snapshot is an uncompressed zip of ``.npy`` members (as ``np.savez`` writes it): a
+JSON header (format, config, clock, counters, sessions, code tables), one array per node column
 (row ``i`` of every column is the ``i``-th live memory), the embeddings as one float32
 matrix, edges as four parallel arrays, ids and texts as utf-8 blobs with offsets, and
 metadata and provenance as one JSON array each (one C parse, not one per memory), and

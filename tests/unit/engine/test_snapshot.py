@@ -21,6 +21,7 @@ from memory_core import (
     MemoryStatus,
     Relation,
 )
+from memory_core.engine.snapshot.capture import write_members
 from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.store.memory import MemorySnapshotRepository
 from memory_core.store.recording import open_recorded
@@ -529,3 +530,25 @@ def test_loading_pauses_garbage_collection_and_restores_it(tmp_path: Path) -> No
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_members_are_written_as_np_savez_writes_them(tmp_path: Path) -> None:
+    # the checkpoint writer streams each array from its own memory in 1 MB pieces
+    # (no 16 MB copies under the GIL); the members must stay byte-identical
+    rng = np.random.default_rng(3)
+    arrays = {
+        "half": rng.normal(size=(700, 384)).astype(np.float16),  # > 1 chunk
+        "empty": np.zeros((0, 384), dtype=np.float32),
+        "flags": rng.random(33) < 0.5,
+        "codes": rng.integers(-3, 3, size=(5, 7)).astype(np.int8),
+        "strided": np.arange(40, dtype=np.int64)[::3],  # not contiguous
+        "json": np.frombuffer(b'{"a": [1, 2]}', dtype=np.uint8),
+    }
+    ours, theirs = tmp_path / "ours.npz", tmp_path / "theirs.npz"
+    with ours.open("wb") as fh:
+        write_members(fh, arrays)
+    np.savez(theirs, **arrays)
+    with zipfile.ZipFile(ours) as a, zipfile.ZipFile(theirs) as b:
+        assert a.namelist() == b.namelist()
+        for name in a.namelist():
+            assert a.read(name) == b.read(name), name
