@@ -6,7 +6,7 @@ from memory_core.store.atlases import AtlasRow
 from memory_core.store.context_tables import ContextEdgeRow, ContextNodeRow
 from memory_core.store.events import EventRow, WeightSampleRow
 from memory_core.store.runs import RunRow
-from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
+from memory_core.store.snapshots import SnapshotPartRow, SnapshotRow, SnapshotSessionRow
 
 __all__ = [
     "AtlasRow",
@@ -14,6 +14,7 @@ __all__ = [
     "ContextNodeRow",
     "EventRow",
     "RunRow",
+    "SnapshotPartRow",
     "SnapshotRow",
     "SnapshotSessionRow",
     "WeightSampleRow",

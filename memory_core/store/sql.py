@@ -33,7 +33,12 @@ from memory_core.store.records import (
     check_text,
 )
 from memory_core.store.runs import RunRow
-from memory_core.store.snapshots import SnapshotRow, SnapshotSessionRow
+from memory_core.store.snapshots import (
+    PART_BYTES,
+    SnapshotPartRow,
+    SnapshotRow,
+    SnapshotSessionRow,
+)
 
 if TYPE_CHECKING:
     from memory_core.store.engine import Database
@@ -258,7 +263,8 @@ class SqlRunRepository:
 
 
 class SqlSnapshotRepository:
-    """Snapshot files in ``snapshots`` with their sessions in ``snapshot_sessions``."""
+    """Snapshot files in ``snapshots``, their bytes in ``snapshot_parts``, their sessions
+    in ``snapshot_sessions``."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -286,12 +292,17 @@ class SqlSnapshotRepository:
             edge_count=edge_count,
             size_bytes=len(data),
             sha256=hashlib.sha256(data).hexdigest(),
-            data=bytes(data),
+            data=b"",
         )
         unique = tuple(sorted(set(sessions)))
+        whole = memoryview(data)
         with self._db.session("save snapshot") as s:
             s.add(row)
             s.flush()
+            # one statement per part: each binds (copies, under the GIL) one part only
+            for part, start in enumerate(range(0, len(whole), PART_BYTES)):
+                chunk = bytes(whole[start : start + PART_BYTES])
+                s.execute(insert(SnapshotPartRow).values(snapshot_id=row.id, part=part, data=chunk))
             s.add_all(SnapshotSessionRow(snapshot_id=row.id, session_id=sid) for sid in unique)
             return _snapshot(row, unique)
 
@@ -304,10 +315,17 @@ class SqlSnapshotRepository:
 
     def data(self, snapshot_id: str) -> bytes:
         with self._db.session("read snapshot data", read_only=True) as s:
+            parts = s.scalars(
+                select(SnapshotPartRow.data)
+                .where(SnapshotPartRow.snapshot_id == snapshot_id)
+                .order_by(SnapshotPartRow.part)
+            ).all()
+            if parts:
+                return b"".join(parts)
             row = s.get(SnapshotRow, snapshot_id, options=[undefer(SnapshotRow.data)])
             if row is None:
                 raise NotFoundError("snapshot", snapshot_id)
-            return bytes(row.data)
+            return bytes(row.data)  # saved before snapshot_parts
 
     def list(
         self, *, atlas_id: str | None = None, offset: int = 0, limit: int = 100
@@ -328,9 +346,8 @@ class SqlSnapshotRepository:
 
     def delete(self, snapshot_id: str) -> None:
         with self._db.session("delete snapshot") as s:
-            s.execute(
-                delete(SnapshotSessionRow).where(SnapshotSessionRow.snapshot_id == snapshot_id)
-            )
+            for table in (SnapshotSessionRow, SnapshotPartRow):
+                s.execute(delete(table).where(table.snapshot_id == snapshot_id))
             result = s.execute(delete(SnapshotRow).where(SnapshotRow.id == snapshot_id))
             if rows_changed(result) == 0:
                 raise NotFoundError("snapshot", snapshot_id)

@@ -16,10 +16,19 @@ from memory_core.store import EventRecord, open_database
 from memory_core.store.base import Base
 from memory_core.store.engine import create_store_engine, resolve_url
 from memory_core.store.migrate import current_revision, downgrade, head_revision, upgrade
+from memory_core.store.snapshots import PART_BYTES
 
 pytestmark = pytest.mark.integration
 
-CORE_TABLES = {"events", "weight_samples", "runs", "snapshots", "snapshot_sessions", "atlases"}
+CORE_TABLES = {
+    "events",
+    "weight_samples",
+    "runs",
+    "snapshots",
+    "snapshot_sessions",
+    "snapshot_parts",
+    "atlases",
+}
 
 
 def test_fresh_database_is_created_at_head(db_url: str) -> None:
@@ -81,6 +90,21 @@ def test_downgrade_to_base_and_back(db_url: str) -> None:
         upgrade(db.engine)
         db.events.append([EventRecord(atlas_id="a", type="added", at=datetime.now(UTC))])
         assert db.events.count() == 1
+    finally:
+        db.close()
+
+
+def test_a_snapshot_in_parts_survives_a_downgrade_below_the_parts_table(db_url: str) -> None:
+    blob = bytes(range(256)) * (2 * PART_BYTES // 256 + 7)  # three parts
+    db = open_database(db_url)
+    try:
+        info = db.snapshots.save(
+            atlas_id="a", label="live", data=blob, format_version=2, node_count=1, edge_count=0
+        )
+        downgrade(db.engine, "0402_context_origin")  # joins the parts into snapshots.data
+        assert "snapshot_parts" not in inspect(db.engine).get_table_names()
+        upgrade(db.engine)
+        assert db.snapshots.data(info.id) == blob  # now read from snapshots.data
     finally:
         db.close()
 

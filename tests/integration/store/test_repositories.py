@@ -9,6 +9,7 @@ import pytest
 
 from memory_core.errors import InputError, NotFoundError
 from memory_core.store import EventFilter, EventRecord, Store
+from memory_core.store.snapshots import PART_BYTES
 
 pytestmark = pytest.mark.integration
 
@@ -191,6 +192,19 @@ def test_snapshots(any_store: Store) -> None:
         snaps.save(
             atlas_id="a1", label="x", data=b"1", format_version=1, node_count=-1, edge_count=0
         )
+
+
+def test_a_snapshot_larger_than_a_part_round_trips(any_store: Store) -> None:
+    # stored in pieces (SQL): three full parts and a short one, read back whole
+    blob = bytes(range(251)) * ((3 * PART_BYTES + 1000) // 251)
+    info = any_store.snapshots.save(
+        atlas_id="a1", label="big", data=blob, format_version=2, node_count=1, edge_count=0
+    )
+    assert info.size_bytes == len(blob) and len(blob) > 3 * PART_BYTES
+    assert any_store.snapshots.data(info.id) == blob
+    any_store.snapshots.delete(info.id)
+    with pytest.raises(NotFoundError):
+        any_store.snapshots.data(info.id)
 
 
 def test_atlas_registry(any_store: Store) -> None:
