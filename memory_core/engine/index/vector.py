@@ -159,7 +159,6 @@ class VectorIndex:
     """Cosine search (inner product on unit vectors) keyed by caller-chosen int ids."""
 
     __slots__ = (
-        "_bitmap",
         "_coarse",
         "_dim",
         "_ef_construction",
@@ -174,6 +173,7 @@ class VectorIndex:
         "_n_live",
         "_rebuild_fraction",
         "_threshold",
+        "_unscoped",
     )
 
     def __init__(
@@ -197,7 +197,7 @@ class VectorIndex:
         self._external = np.zeros(64, dtype=np.int64)  # label -> id
         self._live = np.zeros(64, dtype=bool)  # label -> not tombstoned
         self._n_live = 0
-        self._bitmap: np.ndarray | None = None  # packed ``_live``, built when tombstones exist
+        self._unscoped: dict[int, Any] = {}  # efSearch -> unscoped search parameters
         self._hnsw = False
         self._index: Any = faiss.IndexFlatIP(dim)  # flat, or HNSW over 8-bit codes
         self._exact: Any = self._index  # every label's row: the flat index, or HalfRows
@@ -284,7 +284,7 @@ class VectorIndex:
         self._label_of[ids] = -1
         self._live[labels] = False
         self._n_live -= len(labels)
-        self._bitmap = None
+        self._unscoped = {}
         if self.tombstones > self._rebuild_fraction * self._index.ntotal:
             self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
@@ -433,15 +433,27 @@ class VectorIndex:
         return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
 
     def _params(self, ef: int, scope: np.ndarray | None = None) -> Any:
-        """Search parameters: efSearch ``ef`` for HNSW, and the scope or live-label filter."""
+        """Search parameters: efSearch ``ef`` for HNSW, and the scope or live-label filter.
+        An unscoped search's are kept until the next add or delete: making the SWIG objects
+        (a filter over the live labels once there are tombstones) cost a retrieve ~30 µs
+        of CPU among its other work, ~6 µs in a loop of their own (docs/performance.md,
+        eighth pass)."""
+        if scope is not None:
+            return self._made_params(ef, scope)
+        if ef not in self._unscoped:
+            live = None
+            if self.tombstones:
+                live = np.packbits(self._live[: self._index.ntotal], bitorder="little")
+            self._unscoped[ef] = self._made_params(ef, live)
+        return self._unscoped[ef]
+
+    def _made_params(self, ef: int, scope: np.ndarray | None) -> Any:
+        """New search parameters: efSearch ``ef`` for HNSW, and the packed label filter
+        ``scope`` (None: every label)."""
         params: Any = None  # the SWIG classes used here have no type stubs
         if self._hnsw:
             params = _SWIG.SearchParametersHNSW()
             params.efSearch = ef
-        if scope is None and self.tombstones:
-            if self._bitmap is None:
-                self._bitmap = np.packbits(self._live[: self._index.ntotal], bitorder="little")
-            scope = self._bitmap
         if scope is not None:
             params = params or faiss.SearchParameters()
             selector = faiss.IDSelectorBitmap(len(scope), faiss.swig_ptr(scope))
@@ -467,7 +479,7 @@ class VectorIndex:
         self._label_of = _grown(self._label_of, top, -1)
         self._label_of[ids] = labels
         self._n_live += len(ids)
-        self._bitmap = None
+        self._unscoped = {}
 
     def _rebuild(self, *, hnsw: bool) -> None:
         """Fresh index of the live vectors, relabelled 0..n-1 in insertion order."""

@@ -292,3 +292,24 @@ def test_hnsw_searches_8bit_codes_and_scores_the_candidates_in_float16_rows() ->
         brute = np.sort(stored @ query)[::-1][:10]
         np.testing.assert_allclose(sims, brute, rtol=1e-5)  # a graph this small finds all
         np.testing.assert_allclose(sims, np.sort(vectors @ query)[::-1][:10], atol=1e-3)
+
+
+@pytest.mark.parametrize("threshold", [1000, 50])
+def test_search_parameters_kept_between_searches_follow_every_add_and_delete(
+    threshold: int,
+) -> None:
+    vectors = unit_rows(81)
+    index = VectorIndex(DIM, hnsw_threshold=threshold, m=8)
+    index.add(np.arange(80), vectors[:80])
+    index.remove(np.array([3]))  # a tombstone: unscoped searches carry a live-label filter
+    assert index.search(vectors[7], 1)[1].tolist() == [7]  # parameters made and kept
+    index.remove(np.array([7]))
+    assert 7 not in index.search(vectors[7], 10)[1].tolist()
+    index.add(np.array([200]), vectors[80:])
+    assert index.search(vectors[80], 1)[1].tolist() == [200]
+    assert index.search(vectors[80], 1, ef_search=16)[1].tolist() == [200]
+    index.remove(np.array([200]))
+    assert 200 not in index.search(vectors[80], 10)[1].tolist()
+    assert 200 not in index.search(vectors[80], 10, ef_search=16)[1].tolist()
+    if index.kind == "flat":  # exact: every live id comes back, no deleted one
+        assert sorted(index.search(vectors[0], 100)[1].tolist()) == sorted(index.ids().tolist())
