@@ -21,9 +21,12 @@ CHILD = Path(__file__).with_name("checkpoint_child.py")
 KILL_AT_CHECKPOINT = 3  # the first is taken at start, before any write
 
 
+@pytest.mark.parametrize("where", ["copy", "parts"])
 def test_kill_mid_checkpoint_keeps_the_last_checkpoint_and_every_event_after_it(
-    tmp_path: Path,
+    tmp_path: Path, where: str
 ) -> None:
+    """Killed after the copy under the lock, or inside the database transaction with
+    part of the file's bytes inserted (``snapshot_parts``)."""
     url = f"sqlite:///{tmp_path / 'atlas.db'}"
     open_database(url).close()  # schema first, so the child's start-up is quick
     added: list[str] = []
@@ -41,13 +44,15 @@ def test_kill_mid_checkpoint_keeps_the_last_checkpoint_and_every_event_after_it(
         return announced >= KILL_AT_CHECKPOINT  # killed inside its 0.15 s dawdle
 
     log = tmp_path / "child.err"
-    kill_when(CHILD, [url], log, progress)
+    kill_when(CHILD, [url, where], log, progress)
     assert announced == KILL_AT_CHECKPOINT, log.read_text()
 
     db = open_database(url)
     try:
         with db.session() as s:
             assert s.execute(text("PRAGMA integrity_check")).scalar() == "ok"
+            orphans = "SELECT count(*) FROM snapshot_parts WHERE snapshot_id NOT IN (SELECT id FROM snapshots)"
+            assert s.execute(text(orphans)).scalar() == 0  # none of the interrupted one's
         checkpoints = db.snapshots.list(atlas_id=atlas_id).items
         assert len(checkpoints) == KILL_AT_CHECKPOINT - 1  # the interrupted one never landed
         last = checkpoints[0]
