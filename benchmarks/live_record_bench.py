@@ -50,7 +50,6 @@ from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.dashboard.follow import DEFAULT_EVERY
 from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.engine import snapshot
-from memory_core.engine.apply import save_checkpoint
 from memory_core.store.engine import open_database
 from memory_core.store.follow import AtlasFollower
 from memory_core.store.live import DEFAULT_SNAPSHOT_EVERY, LiveRecorder
@@ -66,6 +65,10 @@ LAG_TARGET_S = 2.0
 OVERHEAD_TARGET = 1.05
 HOLD_TARGET_MS = 50.0
 """The longest a checkpoint may hold the atlas lock at a time."""
+ADD_DURING_TARGET_MS = HOLD_TARGET_MS
+"""The agent's add p99 while checkpoints run back to back: an add may wait for one
+checkpoint lock hold, never for the checkpoint's copying, encoding or writing (issue #26;
+before the eighth pass the wait was 18x the add's p99 on a quiet box)."""
 RESULTS = Path(__file__).parent / "results" / "live-follow.json"
 
 
@@ -170,10 +173,12 @@ class HoldTimer:
 
 
 def checkpoint_holds(
-    atlas: ElasticMemoryAtlas, clock: ManualClock, writes: int, pace: float, tmp: Path
+    atlas: ElasticMemoryAtlas, clock: ManualClock, writes: int, pace: float, url: str
 ) -> dict[str, Any]:
-    """Checkpoints back to back on another thread while the agent writes: how long each
-    checkpoint holds the atlas lock at a time, and the adds' latency meanwhile."""
+    """A recorder's checkpoints (``LiveRecorder.snapshot``: the file, then its bytes into
+    the database) back to back on another thread while the agent writes, recorded: how
+    long each checkpoint holds the atlas lock at a time, and the adds' latency meanwhile."""
+    recorder = LiveRecorder(atlas, open_database(url), name="checkpoints", snapshot_every=3600)
     timer = HoldTimer(atlas._lock)
     atlas._lock = timer  # type: ignore[assignment]
     stop, took = threading.Event(), []
@@ -183,7 +188,7 @@ def checkpoint_holds(
         checkpointer.append(threading.get_ident())
         while not stop.is_set():
             started = time.perf_counter()
-            save_checkpoint(atlas, tmp / "checkpoint.npz")
+            recorder.snapshot()
             took.append(time.perf_counter() - started)
 
     thread = threading.Thread(target=loop, name="bench-checkpoints", daemon=True)
@@ -194,6 +199,7 @@ def checkpoint_holds(
         thread.join()
     finally:
         atlas._lock = timer.inner
+        recorder.close()
     holds = [ns / 1e6 for who, ns, _ in timer.holds if who == checkpointer[0]]
     cpu = [ns / 1e6 for who, _, ns in timer.holds if who == checkpointer[0]]
     started = time.perf_counter()
@@ -273,7 +279,7 @@ def in_process(
         recorder.close()
         copy = ElasticMemoryAtlas.load_snapshot(copy_path, embedder=HashingEmbedder())
         differences = atlas_differences(atlas, copy)
-        holds = checkpoint_holds(atlas, clock, per_block, pace, Path(tmp))
+        holds = checkpoint_holds(atlas, clock, writes, pace, url)
     lags = _lags(marks, polls)
     followed.impl = "recorded, follower running"
     return {
@@ -359,17 +365,23 @@ def report(result: dict[str, Any]) -> str:
     holds = result.get("checkpoint_holds")
     if holds:
         during = holds["add_during"]
-        lines.append(
-            f"- checkpoints back to back on another thread while the agent writes "
-            f"({holds['checkpoints']} taken, {holds['checkpoint_s_p50']:.2f} s each p50): the "
-            f"atlas lock held {holds['hold_max_ms']:.1f} ms at most at a time (target <= "
-            f"{HOLD_TARGET_MS:g} ms: {ok(holds['hold_max_ms'] <= HOLD_TARGET_MS)}; "
-            f"{holds['holds']} holds, p50 {holds['hold_p50_ms']:.1f} ms; the longest in the "
-            f"checkpoint thread's CPU time {holds.get('hold_cpu_max_ms', float('nan')):.1f} ms; "
-            f"the whole copy under "
-            f"the lock, as before: {holds['whole_copy_ms']:.0f} ms); add meanwhile p50 "
-            f"{fmt_ms(during['p50_ms'])} / p99 {fmt_ms(during['p99_ms'])} ms, "
-            f"{during['p99_ms'] / off['p99_ms']:.2f}x the unrecorded p99"
+        lines.extend(
+            [
+                f"- a recorder's checkpoints (file, then database) back to back on another "
+                f"thread while the agent writes ({holds['checkpoints']} taken, "
+                f"{holds['checkpoint_s_p50']:.2f} s each p50): the "
+                f"atlas lock held {holds['hold_max_ms']:.1f} ms at most at a time (target <= "
+                f"{HOLD_TARGET_MS:g} ms: {ok(holds['hold_max_ms'] <= HOLD_TARGET_MS)}; "
+                f"{holds['holds']} holds, p50 {holds['hold_p50_ms']:.1f} ms; the longest in the "
+                f"checkpoint thread's CPU time {holds.get('hold_cpu_max_ms', float('nan')):.1f} ms; "
+                f"the whole copy under "
+                f"the lock, as before: {holds['whole_copy_ms']:.0f} ms)",
+                f"- add p99 while checkpoints run (target <= {ADD_DURING_TARGET_MS:g} ms): p50 "
+                f"{fmt_ms(during['p50_ms'])} / p99 {fmt_ms(during['p99_ms'])} ms "
+                f"({ok(during['p99_ms'] <= ADD_DURING_TARGET_MS)}), "
+                f"{during['p99_ms'] / off['p99_ms']:.2f}x the unrecorded p99; CPU p99 "
+                f"{fmt_ms(during['cpu_p99_ms'])} ms",
+            ]
         )
     return "\n".join(lines)
 
