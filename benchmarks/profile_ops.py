@@ -115,6 +115,21 @@ class _Runner:
         self._pool = itertools.cycle(range(size, len(self.data.texts)))
         self.clocks = _Clocks()
 
+    def index_kind(self) -> str:
+        return self.atlas._s.vectors.kind  # private, read-only use
+
+    def index_note(self, before: str) -> str:
+        """Which vector index the calls searched: an atlas at ``hnsw_threshold`` (20,000 by
+        default) turns HNSW at its first add, so ``--ops add retrieve`` at 20k times
+        the retrieves over HNSW (as ``make bench`` does) and ``--ops retrieve`` over the
+        exact index."""
+        vectors = self.atlas._s.vectors
+        turned = f", {before} until one of these calls rebuilt it" if before != vectors.kind else ""
+        return (
+            f"{vectors.kind} index{turned}; {len(self.atlas):,} memories,"
+            f" {vectors.tombstones:,} tombstones"
+        )
+
     def add(self, _: int = 0) -> float:
         """One add with auto-link, deleted again untimed (as in the benchmark)."""
         i, before = next(self._pool), len(self.atlas)
@@ -258,8 +273,10 @@ def main(argv: list[str] | None = None) -> int:
             runner.atlas.decay()
         fn: Callable[[int], float] = getattr(runner, op)
         runner.clocks = _Clocks()
+        kind = runner.index_kind()
         print(_line(op, [fn(i) for i in range(n)]), flush=True)
         print(runner.clocks.lines(op), flush=True)
+        print(f"{op}: {runner.index_note(kind)}", flush=True)
         if args.profile:
             print(_profiled(fn, max(n // 2, 5)), flush=True)
         if args.breakdown and op in stages:
