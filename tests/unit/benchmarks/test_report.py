@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from benchmarks import profile_ops, report
+from memory_core.engine.index import vector as vector_module
 
 pytestmark = pytest.mark.usefixtures("no_plots")
 
@@ -77,6 +78,28 @@ def test_profile_ops_prints_cpu_percentiles(capsys: pytest.CaptureFixture[str]) 
     assert out.count("  CPU p50") == 2  # the calling thread's
     assert out.count("wall p50") == 2
     assert out.count("process CPU p50") == 2
+
+
+def test_profile_ops_says_which_index_each_op_searched(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert profile_ops.main(["300", "--repeats", "10", "--ops", "add", "retrieve"]) == 0
+    out = capsys.readouterr().out
+    assert "add: flat index; 300 memories, 10 tombstones" in out  # each add deleted again
+    assert "retrieve: flat index; 300 memories, 10 tombstones" in out
+    runner = profile_ops._Runner(300)
+    runner.atlas._s.vectors._rebuild(hnsw=True)  # as an add past hnsw_threshold does
+    assert runner.index_note("flat").startswith("hnsw index, flat until one of these calls")
+
+
+def test_breakdown_floor_times_the_float16_pre_scan_of_a_large_exact_index(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(vector_module, "COARSE_FROM", 100)  # 300 memories count as large
+    assert profile_ops.main(["300", "--repeats", "5", "--ops", "retrieve", "--breakdown"]) == 0
+    out = capsys.readouterr().out
+    assert "re-scoring the index's candidates" in out and "hit snapshots" in out
+    assert "FAISS flat search alone" in out and "FAISS float16 pre-scan alone" in out
 
 
 def test_profile_ops_against_another_tree_times_both_in_turn(
