@@ -60,7 +60,7 @@ class Frozen:
 
     header: dict[str, Any]
     arrays: dict[str, np.ndarray]
-    order: list[int]
+    order: np.ndarray  # the live slots, in file order (a list of them is made outside the lock)
     row_of: np.ndarray
     by_slot: tuple[list[Any], list[Any], list[Any], list[Any]]  # ids, texts, metadata, provenance
     edges: FrozenEdges
@@ -96,7 +96,7 @@ def freeze(state: AtlasState) -> Frozen:
     return Frozen(
         header=_header(state, len(slots), graph_header),
         arrays=arrays,
-        order=slots.tolist(),
+        order=slots,
         row_of=row_of,
         by_slot=(
             table.ids[:high],
@@ -121,7 +121,7 @@ def complete(frozen: Frozen, lock: AbstractContextManager[Any]) -> Capture:
         graph["graph_deleted"] = frozen.deleted.read(lock)
         arrays.update({name: graph[name] for name in hnsw.WRITTEN})
     ids, contents, metadata, provenance = frozen.by_slot
-    order = frozen.order
+    order = frozen.order.tolist()
     return Capture(
         header=frozen.header,
         arrays=arrays,
