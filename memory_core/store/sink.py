@@ -3,7 +3,11 @@
 The atlas calls the sink synchronously for every event; the sink only appends to a
 deque under a short lock. A daemon thread encodes events (privacy policy, PII scrubbing)
 and writes them in batches, each batch in one transaction, every ``flush_interval``
-seconds or as soon as ``batch_size`` events are waiting.
+seconds or as soon as ``batch_size`` events are waiting. A write that falls due while
+the agent is in the middle of a call waits for the call's events to stop (``SETTLE``):
+encoding and the database driver's Python hold the GIL, and an agent's call that wants
+it back (after every FAISS search) would wait up to the interpreter's 5 ms switch
+interval; in the gap between two calls the write costs the agent nothing.
 
 When the database fails (unreachable, locked, full) the batch stays in flight and is
 retried with exponential backoff while new events keep buffering; ``healthy`` turns
@@ -39,6 +43,20 @@ DEFAULT_FLUSH_INTERVAL = 1.0
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_MAX_BUFFER = 1_000_000
 HEARTBEAT_SECONDS = 10.0
+SETTLE = 0.003
+"""Seconds without a new event before a due write starts (at most one more flush interval
+later, so a steady stream of events is still written): one call's events come within
+a millisecond or two, and an agent's calls are further apart (each embeds its text
+first, ~5-15 ms with MiniLM)."""
+
+
+def settle_wait(now: float, due: float, last_event: float, interval: float) -> float:
+    """Seconds a writer still waits at ``now`` for a write due at ``due``: until then, and
+    after it until ``SETTLE`` has passed since ``last_event``, but never past ``due +
+    interval``; 0 or less when it may write."""
+    if now < due:
+        return due - now
+    return min(last_event + SETTLE, due + interval) - now
 
 
 class Subscribable(Protocol):
@@ -105,6 +123,7 @@ class EventSink:
         self._closed = False
         self._registered = False
         self._last_heartbeat = 0.0
+        self._last_event = 0.0
         self._unsubscribe: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._run, name=f"atlas-sink-{self.atlas_id[:8]}")
         self._thread.daemon = True
@@ -119,6 +138,7 @@ class EventSink:
                 self._dropped += 1
                 return
             self._seq += 1
+            self._last_event = time.monotonic()
             if len(self._queue) >= self._max_buffer:
                 self._queue.popleft()
                 self._dropped += 1
@@ -294,7 +314,7 @@ class EventSink:
             return
         end = time.monotonic() + self._interval
         while not (self._stop or self._draining or len(self._queue) >= self._batch_size):
-            remaining = end - time.monotonic()
+            remaining = settle_wait(time.monotonic(), end, self._last_event, self._interval)
             if remaining <= 0:
                 return
             self._cond.wait(remaining)

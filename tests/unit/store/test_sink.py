@@ -14,6 +14,7 @@ from memory_core.engine.events import EventBus, MemoryReinforced
 from memory_core.errors import InputError, StoreError, StoreUnavailableError
 from memory_core.store import EventFilter, EventRecord, EventSink, MemoryStore
 from memory_core.store.memory import MemoryEventRepository
+from memory_core.store.sink import SETTLE, settle_wait
 from memory_core.testing import HashingEmbedder, ManualClock
 
 
@@ -270,3 +271,25 @@ def test_flushing_an_idle_sink_does_not_spin(
         sink(event(1))
         sink.flush(timeout=5)
     assert store.events.count() == 1
+
+
+def test_a_due_write_waits_for_the_calls_events_to_settle() -> None:
+    # due at 10.0, interval 1.0: before it, wait for it; after it, until SETTLE has passed
+    # since the last event; never past 11.0 (a steady stream is still written)
+    assert settle_wait(9.5, 10.0, 9.4, 1.0) == pytest.approx(0.5)
+    assert settle_wait(10.0, 10.0, 10.0 - 2 * SETTLE, 1.0) <= 0  # quiet already
+    assert settle_wait(10.001, 10.0, 10.0, 1.0) == pytest.approx(SETTLE - 0.001)
+    assert settle_wait(10.9995, 10.0, 10.999, 1.0) == pytest.approx(0.0005)  # the cap
+    assert settle_wait(11.0, 10.0, 10.9999, 1.0) <= 0
+
+
+def test_events_that_never_pause_are_still_written(store: FlakyStore) -> None:
+    # an event every millisecond never leaves SETTLE quiet: the cap makes the writes
+    with EventSink(store, flush_interval=0.02, batch_size=100_000) as sink:
+        stop, sent = time.monotonic() + 10.0, 0
+        while not store.events.batches and time.monotonic() < stop:
+            sink(event(sent))
+            sent += 1
+            time.sleep(0.001)
+        assert store.events.batches  # written while the stream went on, not at close
+    assert store.events.count() == sent
