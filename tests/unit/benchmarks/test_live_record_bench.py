@@ -18,6 +18,8 @@ def test_a_toy_run_follows_exactly_and_reports_every_number() -> None:
     assert result["add_recorded"]["n"] == 12 == result["add_unrecorded"]["n"]
     text = report(result)
     assert "follower lag write -> copy" in text and "differs from the agent's atlas in 0" in text
+    assert "add p99 while checkpoints run" in text
+    assert result["checkpoint_holds"]["add_during"]["n"] == 12  # the whole --writes phase
 
 
 def test_lag_is_the_first_poll_holding_the_write() -> None:

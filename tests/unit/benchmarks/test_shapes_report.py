@@ -129,6 +129,9 @@ def _live_follow() -> dict[str, Any]:
         "lag_p50_s": 0.6, "lag_p99_s": 1.2, "lag_max_s": 1.3, "follower_load_s": 2.0,
         "follower_reloads": 1, "poll_p50_ms": 80.0, "poll_max_ms": 120.0,
         "first_checkpoint_s": 1.5, "checkpoints": 1, "differences": 0,
+        "checkpoint_holds": {"whole_copy_ms": 900.0, "checkpoints": 4, "checkpoint_s_p50": 1.5,
+                             "holds": 4, "hold_max_ms": 12.0, "hold_p50_ms": 10.0,
+                             "hold_cpu_max_ms": 9.0, "add_during": add("during", 3.0, 61.0)},
     }  # fmt: skip
 
 
@@ -186,6 +189,10 @@ def test_targets_table_judges_every_real_shape(tmp_path: Path, results: dict[str
     assert rows["recorded / unrecorded add p50 @ 100,000"][3:5] == ["1.02x", "met"]
     assert rows["recorded / unrecorded add p99 @ 100,000"][3:5] == ["1.20x", "missed (1.1x off)"]
     assert rows["live follow lag p99 @ 100,000"][3:5] == ["1.200 s", "met"]
+    hold = rows["checkpoint: longest atlas-lock hold @ 100,000"]
+    assert hold[3:] == ["12.000 ms", "met", "9.000 ms"]
+    during = rows["add p99 while checkpoints run @ 100,000"]
+    assert during[3:] == ["61.000 ms", "missed (1.2x off)", "61.000 ms"]
 
 
 def test_sections_show_tables_for_each_shape(tmp_path: Path, results: dict[str, Any]) -> None:
