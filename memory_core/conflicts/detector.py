@@ -59,6 +59,10 @@ def played_user(player: str, conversation_id: str) -> str:
     return f"{player}:{conversation_id}"
 
 
+MIN_SIMILARITY = 0.3
+"""Cosine below which a candidate is not judged (another topic): a stored memory's, and a
+sentence's when a long text is read by sentence (``long_texts.py``)."""
+
 AllowList = Callable[[str], bool]
 """Answers whether a pair key (see ``items.pair_key``) was declared not a conflict."""
 
@@ -75,7 +79,7 @@ class DetectorConfig:
     """
 
     candidates: int = 8
-    min_similarity: float = 0.3
+    min_similarity: float = MIN_SIMILARITY
     scope: Scope = "user"
 
     def __post_init__(self) -> None:

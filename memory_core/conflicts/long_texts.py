@@ -10,13 +10,23 @@ texts' sentences embedded in one batch). The pair contradicts when the whole doe
 sentence pair does; otherwise it is compatible when either is; the verdict's reason names
 the sentences that decided, and its spans point into the whole texts.
 
-A sentence read alone loses what its neighbours said of it: "Train, definitely." /
-"Thanks." / "Slept four hours a night." lean on the turn around them (what is meant by
-train, thanks for what, when). So a sentence decides a contradiction alone only when it says
-whom it is about (``claims.py``: a subject, "I" / "my brother" / "User"); a fragment
-without one, of a text of several sentences, does not. Without that rule the learned
-halves, which speak alone between one-piece texts, queued 15 pairs of chatter against
-chatter in the trip-approval scan (2 real).
+A sentence pair passes the gates a pair of whole texts passes, no others:
+
+- **the candidate gate**: it is judged only when its cosine reaches the detector's
+  :data:`~memory_core.conflicts.detector.MIN_SIMILARITY`, under which the guard judges no
+  stored memory either (two sentences of task chat on other topics, "I'll be on calls
+  otherwise." / "Then do the hotel first, please.", 0.22);
+- **the subject**: a sentence read alone loses what its neighbours said of it ("Train,
+  definitely." / "Thanks." / "Slept four hours a night." lean on the turn around them), so
+  it decides a contradiction alone only when it says whom it is about (``claims.py``: a
+  subject, "I" / "my brother" / "User"); a fragment without one does not;
+- **two looks**: over a judge with two looks, a sentence pair the quick look leaves open
+  gets the second look, as a whole pair does (``TwoLookSentenceJudge``).
+
+Without the subject rule the learned halves, which speak alone between one-piece texts,
+queued 15 pairs of chatter against chatter in the trip-approval scan (2 real); with it and
+the quick look alone on sentence pairs, 7; with all three gates, 2 (docs/conflicts.md,
+seventh pass).
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import numpy as np
 
 from memory_core.conflicts.claim_judge import _clip, first_person
 from memory_core.conflicts.claims import claims
+from memory_core.conflicts.detector import MIN_SIMILARITY
 from memory_core.conflicts.sentences import Sentence, sentences
 from memory_core.conflicts.verdict import (
     ContradictionJudge,
@@ -67,9 +78,11 @@ class SentenceJudge:
             MiniLM, loaded on first use (the claim judge's own, so the vectors a caller
             ``prime``\\ s serve both).
         max_pairs: sentence pairs judged per text pair, at least 1.
+        min_similarity: cosine a sentence pair needs to be judged (the candidate gate,
+            module doc), in [-1, 1].
     """
 
-    __slots__ = ("_embedder", "_inner", "_max_pairs", "_vectors")
+    __slots__ = ("_embedder", "_inner", "_max_pairs", "_min_similarity", "_vectors")
 
     def __init__(
         self,
@@ -77,12 +90,18 @@ class SentenceJudge:
         *,
         embedder: Embedder | None = None,
         max_pairs: int = MAX_PAIRS,
+        min_similarity: float = MIN_SIMILARITY,
     ) -> None:
         if not is_count(max_pairs):
             raise ConfigError("max_pairs", max_pairs, "a whole number of sentence pairs >= 1")
+        if isinstance(min_similarity, bool) or not isinstance(min_similarity, int | float):
+            raise ConfigError("min_similarity", min_similarity, "a number in [-1, 1]")
+        if not -1.0 <= min_similarity <= 1.0:
+            raise ConfigError("min_similarity", min_similarity, "a number in [-1, 1]")
         self._inner = inner
         self._embedder = embedder
         self._max_pairs = max_pairs
+        self._min_similarity = float(min_similarity)
         self._vectors: RecentCache[np.ndarray] = RecentCache(SENTENCE_VECTORS)
 
     @property
@@ -93,6 +112,11 @@ class SentenceJudge:
     def inner(self) -> ContradictionJudge:
         """The wrapped judge."""
         return self._inner
+
+    @property
+    def second_looks(self) -> int:
+        """Pairs the wrapped judge's second look has read (0 for a judge without one)."""
+        return int(getattr(self._inner, "second_looks", 0))
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
         """Judge ``a`` (usually the older text) against ``b``: whole, and by sentence when
@@ -152,8 +176,9 @@ class SentenceJudge:
         return self._embedder
 
     def _plans(self, pairs: Sequence[tuple[str, str]]) -> list[list[SentencePair]]:
-        """The sentence pairs to judge of each text pair (none when both texts are one
-        sentence), every sentence not yet embedded embedded in one batch."""
+        """The sentence pairs to judge of each text pair, closest first, over the candidate
+        gate (none when both texts are one sentence), every sentence not yet embedded
+        embedded in one batch."""
         split = [(_sentences_of(a, b), _sentences_of(b, a)) for a, b in pairs]
         self._embedded([s.text for sa, sb in split for s in (*sa, *sb)])
         return [self._closest(sa, sb) for sa, sb in split]
@@ -169,6 +194,7 @@ class SentenceJudge:
         return [
             SentencePair(sa[i], sb[j], float(cosines[i, j]))
             for i, j in zip(rows.tolist(), cols.tolist(), strict=True)
+            if cosines[i, j] >= self._min_similarity
         ]
 
     def _embedded(self, texts: Sequence[str]) -> np.ndarray:
@@ -194,20 +220,22 @@ class SentenceJudge:
 
 @dataclass(frozen=True, slots=True)
 class _Looks:
-    """What a long pair's open first look holds for its second: the wrapped judge's open
-    look at the whole pair and the sentence pairs' quick verdicts."""
+    """What a long pair's open first look holds for its second: the wrapped judge's look at
+    the whole pair and its looks at the sentence pairs, any of them open."""
 
     whole: FirstLook
-    parts: tuple[tuple[SentencePair, Verdict], ...]
+    parts: tuple[tuple[SentencePair, FirstLook], ...]
 
 
 class TwoLookSentenceJudge(SentenceJudge):
     """:class:`SentenceJudge` over a judge with two looks (``verdict.TwoLookJudge``), and
-    one itself: its first look is open when the wrapped judge's look at the whole pair is,
-    and its second look gives those whole pairs to the wrapped judge's second look in one
-    batch. A sentence pair gets the quick look only: on fragments of chat the slower model
-    called plans and thanks contradictions (trip-approval scan: "Thanks." / "Thanks, that's
-    everything for now.", p=0.93)."""
+    one itself: its first look is open when the wrapped judge left the whole pair open, or
+    a sentence pair's quick contradiction that may decide alone (``_confirmable``) while the
+    whole is no sure contradiction; its second look gives every open look, whole or
+    sentence, to the wrapped judge's second look in one batch. So an unsure sentence pair
+    contradicts only when both looks say so: the quick look alone queued task chat in the
+    trip-approval scan ("I'll be on calls otherwise." / "Then do the hotel first, please.",
+    pair model p=0.72, cross-encoder 0.00)."""
 
     __slots__ = ("_two",)
 
@@ -225,24 +253,32 @@ class TwoLookSentenceJudge(SentenceJudge):
         if not plan:
             return whole
         parts = tuple(
-            (p, self._two.first_look(p.a.text, p.b.text, p.similarity).verdict) for p in plan
+            (p, _confirmable(a, b, p, self._two.first_look(p.a.text, p.b.text, p.similarity)))
+            for p in plan
         )
-        verdict = _combined(a, b, whole.verdict, parts)
-        if not whole.open:
+        verdict = _combined(a, b, whole.verdict, [(p, look.verdict) for p, look in parts])
+        sure = whole.verdict.is_contradiction and not whole.open
+        if not (whole.open or (not sure and any(look.open for _, look in parts))):
             return FirstLook(a, b, verdict)
         return FirstLook(a, b, verdict, open=True, state=_Looks(whole, parts))
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
-        """The final verdict of each look, the open whole pairs among them read by the
-        wrapped judge's second look in one batch."""
+        """The final verdict of each look, every open look of the wrapped judge among them
+        (whole pairs and sentence pairs) read by its second look in one batch."""
         held = [look.state if isinstance(look.state, _Looks) else None for look in looks]
-        settled = self._two.second_look(
-            [look if h is None else h.whole for look, h in zip(looks, held, strict=True)]
-        )
-        return [
-            verdict if h is None else _combined(look.a, look.b, verdict, h.parts)
-            for look, h, verdict in zip(looks, held, settled, strict=True)
-        ]
+        inner: list[FirstLook] = []
+        for look, h in zip(looks, held, strict=True):
+            inner += [look] if h is None else [h.whole, *(part for _, part in h.parts)]
+        settled = iter(self._two.second_look(inner))
+        out = []
+        for look, h in zip(looks, held, strict=True):
+            if h is None:
+                out.append(next(settled))
+                continue
+            whole = next(settled)
+            parts = [(pair, next(settled)) for pair, _ in h.parts]
+            out.append(_combined(look.a, look.b, whole, parts))
+        return out
 
 
 def read_by_sentence(judge: ContradictionJudge, **options: Any) -> SentenceJudge:
@@ -280,8 +316,23 @@ def _says_something(sentence: str) -> bool:
 
 def _stands_alone(text: str, sentence: Sentence) -> bool:
     """Whether ``sentence`` of ``text`` may decide a contradiction alone: it is the whole
-    text, or it says whom it is about (module doc)."""
-    return sentence.text == text.strip() or any(c.subject for c in claims(sentence.text))
+    text, or it states something (not a question or a request) and says whom it is about
+    (module doc)."""
+    if sentence.text == text.strip():
+        return True
+    return any(c.subject and c.states for c in claims(sentence.text))
+
+
+def _confirmable(a: str, b: str, pair: SentencePair, look: FirstLook) -> FirstLook:
+    """A sentence pair's first look, open only when it is a contradiction the second look
+    is to confirm and it may decide alone (module doc); any other sentence pair's quick
+    verdict stands. The second look confirms or overrules, it never finds: on fragments of
+    task chat it found "He needs his own room, we don't share." / "Then do the hotel first,
+    please." a contradiction (p=1.00) that the quick look had not."""
+    alone = _stands_alone(a, pair.a) and _stands_alone(b, pair.b)
+    if look.open and look.verdict.is_contradiction and alone:
+        return look
+    return FirstLook(look.a, look.b, look.verdict)
 
 
 def _combined(

@@ -29,9 +29,9 @@ def embedder() -> MiniLMEmbedder:
 
 def test_the_contradicted_sentence_is_found_named_and_highlighted(embedder: MiniLMEmbedder) -> None:
     newer = "I work as a software engineer at a startup."
-    whole = make_judge(embedder=embedder).judge(NURSE, newer)
+    whole = make_judge(embedder=embedder, by_sentence=False).judge(NURSE, newer)
     assert whole.label == "unrelated"  # the turn's vector is far from the reply's
-    verdict = make_judge(embedder=embedder, by_sentence=True).judge(NURSE, newer)
+    verdict = make_judge(embedder=embedder).judge(NURSE, newer)  # by sentence by default
     assert verdict.is_contradiction, verdict.reason
     assert "sentence 3/4 of the older text" in verdict.reason
     highlighted = {s.side: s.text for s in verdict.spans}
@@ -63,10 +63,35 @@ def test_the_guard_acts_on_a_long_memory_one_sentence_of_which_is_contradicted(
         user = {"user_id": "ana"}
         old = guard.add(CONCERTS, session_id="day1", metadata=user).node
         assert old is not None
-        result = guard.add(
-            "I go to a rock concert almost every month.", session_id="day2", metadata=user
+        result = guard.settled(  # with the second look's decisions
+            guard.add(
+                "I go to a rock concert almost every month.", session_id="day2", metadata=user
+            )
         )
         decided[by_sentence] = [d.existing_id for d in result.decisions]
         if by_sentence:
             assert decided[True] == [old.id]
     assert decided[False] == []  # read whole, the turn contradicts nothing
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [  # trip-approval turns whose sentences the quick look alone called contradictions
+        (
+            "Second class is fine but please get me a seat in the quiet zone. "
+            "I'll be on calls otherwise.",
+            "Then do the hotel first, please.",
+        ),  # cosine 0.22: under the candidate gate
+        (
+            "That's fine, I can work on the train. Oh, and whenever you send a booking or a "
+            "quote, please always cc finance-travel@lumenworks.eu.",
+            "For the hotel I want something I can walk to the fair from. "
+            "I don't want to depend on the U-Bahn at 8 am with a trade-fair crowd.",
+        ),  # 0.41, pair model 0.65: the cross-encoder overrules it (0.01)
+    ],
+)
+def test_sentences_of_task_chat_pass_the_gates_whole_pairs_pass(
+    embedder: MiniLMEmbedder, older: str, newer: str
+) -> None:
+    verdict = make_judge(embedder=embedder).judge(older, newer)
+    assert not verdict.is_contradiction, verdict.reason

@@ -51,7 +51,7 @@ def test_span_carries_side_and_text() -> None:
 
 
 def test_make_judge_builds_registered_judges() -> None:
-    judge = make_judge("claims", threshold=0.6)
+    judge = make_judge("claims", threshold=0.6, by_sentence=False)
     assert isinstance(judge, ClaimJudge)
     assert isinstance(judge, ContradictionJudge)
     assert judge.name == "claims"

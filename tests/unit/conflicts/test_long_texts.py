@@ -3,7 +3,9 @@
 The wrapped judge is a scripted fake (``ScriptedJudge``: a verdict per pair of texts, every
 call recorded) and sentences are embedded by the hashing embedder, so these tests check the
 split, the choice and the aggregation, not a model; ``tests/integration/conflicts/
-test_long_texts_minilm.py`` runs the real judge.
+test_long_texts_minilm.py`` runs the real judge. The hashing embedder's cosines say nothing
+of topic, so the candidate gate is off (``OFF``) but where a test is about it, and there
+the vectors are set by hand (``FixedEmbedder``).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ import pytest
 
 from memory_core import HashingEmbedder
 from memory_core.conflicts.claim_judge import ClaimJudge
-from memory_core.conflicts.judge import make_judge
+from memory_core.conflicts.detector import MIN_SIMILARITY, DetectorConfig
+from memory_core.conflicts.judge import JUDGES, make_judge
 from memory_core.conflicts.long_texts import SentenceJudge, TwoLookSentenceJudge, read_by_sentence
 from memory_core.conflicts.verdict import FirstLook, Span, TwoLookJudge, Verdict
 from memory_core.errors import ConfigError
 
 UNRELATED = Verdict("unrelated", 0.02, "no shared topic")
+OFF = -1.0
+"""A candidate gate every sentence pair passes."""
 TURN = "Hey, long week. The kids are fine. I work as a nurse at the city hospital."
 NEWER = "I work as a software engineer."
 
@@ -66,24 +71,52 @@ class ScriptedTwoLookJudge(ScriptedJudge):
     """The scripted judge with two looks: a pair of ``opened`` is open, its first look
     compatible and its second the scripted verdict; every second-look batch is recorded."""
 
-    def __init__(self, script: dict[tuple[str, str], Verdict], opened: set[tuple[str, str]]):
+    def __init__(
+        self,
+        script: dict[tuple[str, str], Verdict],
+        opened: set[tuple[str, str]],
+        quick: dict[tuple[str, str], Verdict] | None = None,
+    ):
         super().__init__(script)
         self.opened = opened
+        self.quick = quick or {}
         self.batches: list[list[tuple[str, str]]] = []
 
     def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
         final = self.judge(a, b, similarity)
         if (a, b) not in self.opened:
             return FirstLook(a, b, final)
-        return FirstLook(a, b, Verdict("compatible", 0.1, "unsure"), open=True, state=final)
+        unsure = self.quick.get((a, b), Verdict("compatible", 0.1, "unsure"))
+        return FirstLook(a, b, unsure, open=True, state=final)
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
         self.batches.append([(look.a, look.b) for look in looks if look.open])
         return [look.state if look.open else look.verdict for look in looks]
 
 
-def judge_over(script: dict[tuple[str, str], Verdict], **options: int) -> SentenceJudge:
-    return SentenceJudge(ScriptedJudge(script), embedder=HashingEmbedder(64), **options)
+class FixedEmbedder(HashingEmbedder):
+    """The hashing embedder, but for the texts given a unit vector by hand."""
+
+    def __init__(self, fixed: dict[str, Sequence[float]]) -> None:
+        super().__init__(len(next(iter(fixed.values()))))
+        self.fixed = {
+            t: np.asarray(v, dtype=np.float32) / np.linalg.norm(v) for t, v in fixed.items()
+        }
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        hashed = super().embed(texts)
+        return np.stack([self.fixed.get(t, h) for t, h in zip(texts, hashed, strict=True)])
+
+
+def judge_over(
+    script: dict[tuple[str, str], Verdict], *, min_similarity: float = OFF, **options: int
+) -> SentenceJudge:
+    return SentenceJudge(
+        ScriptedJudge(script),
+        embedder=HashingEmbedder(64),
+        min_similarity=min_similarity,
+        **options,
+    )
 
 
 def scripted(judge: SentenceJudge) -> ScriptedJudge:
@@ -220,23 +253,39 @@ def test_max_pairs_must_be_a_positive_whole_number(bad: object) -> None:
         SentenceJudge(ScriptedJudge({}), max_pairs=bad)  # type: ignore[arg-type]
 
 
-def test_make_judge_reads_the_model_judges_by_sentence_when_told_to() -> None:
+def test_make_judge_reads_the_claim_judge_by_sentence_unless_told_not_to() -> None:
     embedder = HashingEmbedder(64)
-    wrapped = make_judge("claims", embedder=embedder, by_sentence=True)
-    assert isinstance(wrapped, SentenceJudge) and isinstance(wrapped.inner, ClaimJudge)
-    assert wrapped.name == "claims"
-    assert isinstance(make_judge("claims", embedder=embedder), ClaimJudge)  # off by default
+    for wrapped in (make_judge(embedder=embedder), make_judge("claims", by_sentence=True)):
+        assert isinstance(wrapped, TwoLookSentenceJudge)
+        assert isinstance(wrapped.inner, ClaimJudge) and wrapped.name == "claims"
+    assert isinstance(make_judge("claims", embedder=embedder, by_sentence=False), ClaimJudge)
     no_model = make_judge("claims", slots=False, by_sentence=True)
     assert isinstance(no_model, ClaimJudge)  # no model to pick the sentence pairs
+
+
+def test_make_judge_reads_nli_by_sentence_only_when_told_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(JUDGES, "nli", lambda **options: ScriptedJudge({}))  # no NLI model
+    assert isinstance(make_judge("nli"), ScriptedJudge)
+    assert isinstance(make_judge("nli", by_sentence=True), SentenceJudge)
+
+
+def test_the_wrapper_reports_the_second_looks_of_the_judge_it_wraps() -> None:
+    inner = ClaimJudge(embedder=HashingEmbedder(64))
+    assert SentenceJudge(inner).second_looks == inner.second_looks == 0
+    assert SentenceJudge(ScriptedJudge({})).second_looks == 0  # a judge without a second look
 
 
 NURSE = "I work as a nurse at the city hospital."
 
 
-def two_looks(opened: set[tuple[str, str]]) -> tuple[TwoLookSentenceJudge, ScriptedTwoLookJudge]:
+def two_looks(
+    opened: set[tuple[str, str]], quick: dict[tuple[str, str], Verdict] | None = None
+) -> tuple[TwoLookSentenceJudge, ScriptedTwoLookJudge]:
     found = Verdict("contradiction", 0.7, "job changed")
-    inner = ScriptedTwoLookJudge({(NURSE, NEWER): found}, opened)
-    judge = read_by_sentence(inner, embedder=HashingEmbedder(64))
+    inner = ScriptedTwoLookJudge({(NURSE, NEWER): found}, opened, quick)
+    judge = read_by_sentence(inner, embedder=HashingEmbedder(64), min_similarity=OFF)
     assert isinstance(judge, TwoLookSentenceJudge) and isinstance(judge, TwoLookJudge)
     return judge, inner
 
@@ -252,7 +301,7 @@ def test_an_open_whole_pair_leaves_the_long_pair_open_and_parts_keep_their_quick
     assert judge.judge(TURN, NEWER) == verdict
 
 
-def test_an_open_sentence_pair_alone_is_settled_by_its_quick_look() -> None:
+def test_an_open_sentence_pair_the_quick_look_clears_gets_no_second_look() -> None:
     judge, inner = two_looks({(NURSE, NEWER)})
     look = judge.first_look(TURN, NEWER)
     assert not look.open and not look.verdict.is_contradiction
@@ -281,3 +330,71 @@ def test_the_second_look_keeps_looks_of_short_pairs_and_long_pairs_apart() -> No
 def test_a_judge_with_one_look_is_wrapped_without_two() -> None:
     judge = read_by_sentence(ScriptedJudge({}), embedder=HashingEmbedder(64))
     assert not isinstance(judge, TwoLookJudge)
+
+
+def test_an_open_sentence_contradiction_is_confirmed_by_the_second_look() -> None:
+    quick = {(NURSE, NEWER): Verdict("contradiction", 0.6, "pair model p=0.60")}
+    judge, inner = two_looks({(NURSE, NEWER)}, quick)
+    look = judge.first_look(TURN, NEWER)
+    assert look.open and look.verdict.is_contradiction  # the quick answer, to be confirmed
+    (verdict,) = judge.second_look([look])
+    assert verdict.reason.startswith("job changed") and "sentence 3/3" in verdict.reason
+    assert inner.batches == [[(NURSE, NEWER)]]  # the whole pair was settled: not read again
+
+
+def test_an_open_sentence_contradiction_the_second_look_overrules_is_no_contradiction() -> None:
+    quick = {(NURSE, NEWER): Verdict("contradiction", 0.6, "pair model p=0.60")}
+    judge, inner = two_looks({(NURSE, NEWER)}, quick)
+    inner.script[(NURSE, NEWER)] = Verdict("compatible", 0.1, "second look: no")
+    verdict = judge.judge(TURN, NEWER)
+    assert verdict.label == "compatible" and "second look: no" in verdict.reason
+
+
+def test_a_sure_whole_contradiction_leaves_open_sentence_pairs_unread() -> None:
+    quick = {(NURSE, NEWER): Verdict("contradiction", 0.6, "pair model p=0.60")}
+    judge, inner = two_looks({(NURSE, NEWER)}, quick)
+    inner.script[(TURN, NEWER)] = Verdict("contradiction", 0.9, "whole")
+    look = judge.first_look(TURN, NEWER)
+    assert not look.open and look.verdict.reason == "whole"
+    assert inner.batches == []
+
+
+def test_a_sentence_pair_under_the_candidate_gate_is_not_judged() -> None:
+    older = "I live in Lyon. I'll be on calls otherwise."
+    newer = "I moved to Ghent."
+    embedder = FixedEmbedder(
+        {
+            "I live in Lyon.": [1.0, 0.0, 0.0],
+            "I'll be on calls otherwise.": [0.0, 1.0, 0.0],
+            newer: [0.6, 0.25, 0.76],  # cosine 0.6 with Lyon, 0.25 with the calls
+        }
+    )
+    judge = SentenceJudge(ScriptedJudge({}), embedder=embedder)  # the detector's gate, 0.3
+    judge.judge(older, newer)
+    parts = scripted(judge).calls[1:]
+    assert [(a, b) for a, b, _ in parts] == [("I live in Lyon.", newer)]
+    assert parts[0][2] == pytest.approx(0.6, abs=1e-3)
+
+
+def test_the_candidate_gate_is_the_detectors() -> None:
+    assert DetectorConfig().min_similarity == MIN_SIMILARITY
+    judge = SentenceJudge(ScriptedJudge({}), embedder=HashingEmbedder(64), min_similarity=0.9)
+    judge.judge(TURN, NEWER)
+    assert len(scripted(judge).calls) == 1  # no hashed sentence pair is that close: whole only
+
+
+@pytest.mark.parametrize(
+    "sentence", ["What's the rule again, when can I fly?", "Please book me the 9 am train."]
+)
+def test_a_question_or_a_request_does_not_decide_alone(sentence: str) -> None:
+    older = f"I live in Lyon. {sentence}"
+    newer = "I always fly to Ghent."
+    flagged = Verdict("contradiction", 0.8, "learned")
+    judge = judge_over({(sentence, newer): flagged})
+    assert not judge.judge(older, newer).is_contradiction
+
+
+@pytest.mark.parametrize("bad", [-1.5, 2, True, "0.3"])
+def test_min_similarity_must_be_a_cosine(bad: object) -> None:
+    with pytest.raises(ConfigError, match="min_similarity"):
+        SentenceJudge(ScriptedJudge({}), min_similarity=bad)  # type: ignore[arg-type]
