@@ -113,13 +113,13 @@ def context_costs(
 
 def _cold_extractor() -> Extractor:
     """An extractor over MiniLM with an empty in-memory cache, its examples embedded; the
-    process's phrase memory (``embedding.bfloat16.phrase_memory``, shared by every
+    process's phrase memory (``embedding.phrase_twin.phrase_memory``, shared by every
     extractor and context over MiniLM) emptied first."""
     from memory_core.context import Extractor
     from memory_core.context.extract.turn import PHRASE_MEMORY
-    from memory_core.embedding.bfloat16 import phrase_memory
     from memory_core.embedding.cache import CachedEmbedder
     from memory_core.embedding.minilm import MiniLMEmbedder
+    from memory_core.embedding.phrase_twin import phrase_memory
 
     embedder = CachedEmbedder(MiniLMEmbedder())
     phrase_memory(embedder, PHRASE_MEMORY).clear()

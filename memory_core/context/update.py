@@ -49,7 +49,7 @@ from memory_core.context.model import (
 from memory_core.context.review_gate import refusal
 from memory_core.context.values import PRICES, comparable, family, holds
 from memory_core.embedding.base import Embedder, embed_checked
-from memory_core.embedding.bfloat16 import phrase_memory
+from memory_core.embedding.phrase_twin import phrase_memory
 
 GOAL_SWITCH_MARGIN = 0.1
 """A turn moves to another task only when it is this much nearer to it than to the current."""
@@ -122,7 +122,7 @@ class TaskContext:
     Args:
         user: the user's id (part of every node id).
         embedder: compares slot names ("hotel budget" vs "hotel limit"), through its
-            bfloat16 twin when it is MiniLM (``embedding.bfloat16.phrase_memory``); without
+            phrase twin when it is MiniLM (``embedding.phrase_twin.phrase_memory``); without
             one only identical slot names are one slot.
         settings: thresholds (the agent fills the health ones from ``AtlasConfig``).
     """

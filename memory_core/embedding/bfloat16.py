@@ -5,24 +5,22 @@ On this machine (Zen 4, 2 cores shared) a MiniLM call of a few short phrases cos
 reading the model's 90 MB of float32 weights costs (~8 ms CPU) more than its tokens; in
 bfloat16 the weights are half that and the CPU's bf16 dot products do the arithmetic, so a
 live turn's phrase call falls from 10-40 to 8-24 ms CPU. Each vector is within a cosine of
-0.9999 of the float32 one, not equal: what it embeds must be compared only with vectors
-from this twin (a ``PrototypeClassifier``'s examples and the texts it classifies), never
-with vectors stored by the float32 model. Used only where the processor computes bf16
-natively (``available``); elsewhere bf16 arithmetic is emulated and slower than float32.
+0.9999 of the float32 one, not equal: what it embeds is compared only with a classifier's
+examples and phrases (``phrase_twin``, which runs its calls of many tokens here and its
+small ones on onnxruntime), never with vectors stored by the float32 model. Used only where
+the processor computes bf16 natively (``available``); elsewhere bf16 arithmetic is
+emulated and slower than float32.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import threading
 from typing import Any
 
 import numpy as np
 
-from memory_core.embedding.base import Embedder
 from memory_core.embedding.minilm import MODEL_NAME, MiniLMEmbedder, _load_model
-from memory_core.embedding.recent import RecentEmbedder
 
 NAME = f"{MODEL_NAME}/bfloat16"
 
@@ -70,28 +68,3 @@ class BFloat16MiniLM(MiniLMEmbedder):
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
             vectors: np.ndarray = torch.nn.functional.normalize(pooled, dim=1).numpy()
         return vectors
-
-
-def phrase_memory(embedder: Embedder, capacity: int) -> RecentEmbedder:
-    """Where a classifier of short phrases gets their vectors, beside ``embedder``.
-
-    When ``embedder`` is MiniLM (bare or behind a cache: its name says so) and the
-    processor does bf16 natively: the process's one memory of the bfloat16 twin's vectors
-    (the first caller's ``capacity``), so what ``warm`` embedded at start is there for the
-    agent's extractor, and a phrasing met by any part is embedded once. Else a new memory
-    of ``capacity`` texts over ``embedder`` itself."""
-    if embedder.name == MODEL_NAME and available():
-        return _shared(capacity)
-    return RecentEmbedder(embedder, capacity=capacity)
-
-
-_memory: RecentEmbedder | None = None
-_memory_lock = threading.Lock()
-
-
-def _shared(capacity: int) -> RecentEmbedder:
-    global _memory
-    with _memory_lock:
-        if _memory is None:
-            _memory = RecentEmbedder(BFloat16MiniLM(), capacity=capacity)
-        return _memory

@@ -3,7 +3,10 @@
 Rules (a failure names the rule and the offending import as ``file:line``):
 
 - **engine-is-leaf**: no module under ``memory_core/engine/`` imports the store, harness,
-  conflicts, knowledge, agent, cli or dashboard packages, or Streamlit.
+  conflicts, knowledge, agent, cli or dashboard packages, or Streamlit; nor an NLP runtime
+  (spaCy, onnxruntime, onnx) or MiniLM's other runners (``embedding.bfloat16``,
+  ``.onnx_export``, ``.onnx_minilm``, ``.phrase_twin``): the vectors it stores come from the
+  float32 model it is given, never from a classifier's twin.
 - **context-is-its-own-room**: ``memory_core/context/`` (the task context graph) imports
   none of the conflicts, store, dashboard, harness, cli, agent or knowledge packages, nor
   Streamlit; the engine does not import it (the agent loop does).
@@ -38,7 +41,9 @@ PACKAGE = ROOT / "memory_core"
 ENGINE_FORBIDDEN = (
     *(f"memory_core.{name}" for name in ("store", "harness", "conflicts", "knowledge")),
     *(f"memory_core.{name}" for name in ("agent", "cli", "dashboard", "context")),
-    "streamlit",
+    *(f"memory_core.embedding.{name}" for name in ("bfloat16", "onnx_export", "onnx_minilm")),
+    "memory_core.embedding.phrase_twin",
+    *("streamlit", "spacy", "onnxruntime", "onnx"),
 )
 CONTEXT_FORBIDDEN = (
     *(f"memory_core.{name}" for name in ("conflicts", "store", "dashboard", "harness", "cli")),

@@ -29,7 +29,7 @@ from memory_core.context.extract.slots import (
     slot_values,
 )
 from memory_core.embedding.base import Embedder, embed_checked
-from memory_core.embedding.bfloat16 import phrase_memory
+from memory_core.embedding.phrase_twin import phrase_memory
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier, nearest_of
 from memory_core.errors import InputError
 
@@ -104,9 +104,10 @@ class Extractor:
     Args:
         embedder: for intent, goal and attribute names (MiniLM in production, the hashing
             fake in unit tests). Candidate phrases and the attribute and command examples
-            they are named by go through its bfloat16 twin when it is MiniLM
-            (``embedding.bfloat16.phrase_memory``: 0.4x the CPU, the same decisions on
-            all but 2 of 4,578 LoCoMo and dev phrases, both at a threshold).
+            they are named by go through its phrase twin when it is MiniLM
+            (``embedding.phrase_twin.phrase_memory``: onnxruntime for a live turn's few
+            phrases, bfloat16 for larger calls; decisions as float32's but for phrases
+            at a threshold, docs/context.md).
         parser: ``text -> Doc`` (default: the shared English pipeline).
     """
 
@@ -132,7 +133,7 @@ class Extractor:
         self.embedder = embedder
         self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
         self._goals = PrototypeClassifier(embedder, labels.GOAL_EXAMPLES)
-        # phrases and the examples they are named by: MiniLM in bfloat16 when it can
+        # phrases and the examples they are named by: MiniLM's cheaper runners when it can
         self._phrase_vectors = phrase_memory(embedder, PHRASE_MEMORY)
         self._namer = PrototypeClassifier(self._phrase_vectors, labels.SLOT_EXAMPLES)
         self._commands = PrototypeClassifier(self._phrase_vectors, labels.COMMAND_EXAMPLES)

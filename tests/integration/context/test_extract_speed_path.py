@@ -16,7 +16,7 @@ from memory_core.context import Extractor, warm
 from memory_core.context.extract import labels
 from memory_core.context.extract.parse import parse
 from memory_core.context.replay import TurnInput, graph_json, replay
-from memory_core.embedding import bfloat16
+from memory_core.embedding import phrase_twin
 from memory_core.embedding.base import embed_checked
 from memory_core.embedding.cache import CachedEmbedder
 from memory_core.embedding.minilm import MiniLMEmbedder
@@ -57,15 +57,15 @@ def _texts(examples: dict[str, tuple[str, ...]]) -> list[str]:
 def test_a_live_turn_with_its_vector_embeds_only_its_phrases_in_one_call(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    phrases = CallRecordingEmbedder(bfloat16.BFloat16MiniLM())  # where phrases go (bf16 twin)
-    monkeypatch.setattr(bfloat16, "_memory", RecentEmbedder(phrases, capacity=1_000))
+    phrases = CallRecordingEmbedder(phrase_twin.PhraseTwin())  # where phrases go
+    monkeypatch.setattr(phrase_twin, "_memory", RecentEmbedder(phrases, capacity=1_000))
     extractor, recording = _extractor()
     reference, _ = _extractor()
     phrases.calls.clear()
     text = TURNS[2][1]
     vector = embed_checked(recording.inner, [text])[0]
     given = extractor.extract(text, vector=vector, reply_to=TURNS[1][1])
-    model = phrases if bfloat16.available() else recording
+    model = phrases
     assert text not in recording.texts() + phrases.texts()
     assert len(model.calls) == 1  # the candidate phrases, together
     assert _facts([given]) == _facts([reference.extract(text, reply_to=TURNS[1][1])])

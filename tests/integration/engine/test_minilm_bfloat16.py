@@ -1,4 +1,5 @@
-"""MiniLM's bfloat16 twin (``embedding.bfloat16``): the context graph's phrases go through it.
+"""MiniLM's bfloat16 twin (``embedding.bfloat16``): the context graph's larger phrase calls go
+through it (``embedding.phrase_twin``).
 Each vector is within float-rounding-of-bf16 of the float32 model's, in its own row however
 the texts were batched, and only a MiniLM embedder gets the twin (others keep their own)."""
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory_core import MiniLMEmbedder
-from memory_core.embedding import bfloat16
+from memory_core.embedding import bfloat16, phrase_twin
 from memory_core.embedding.base import embed_checked
 from memory_core.embedding.cache import CachedEmbedder
 from memory_core.embedding.hashing import HashingEmbedder
@@ -42,12 +43,12 @@ def test_vectors_are_the_float32_models_up_to_bf16_rounding_in_their_own_rows() 
 
 
 def test_only_minilm_gets_the_shared_twin() -> None:
-    bare = bfloat16.phrase_memory(MiniLMEmbedder(), 100)
-    cached = bfloat16.phrase_memory(CachedEmbedder(MiniLMEmbedder()), 100)
+    bare = phrase_twin.phrase_memory(MiniLMEmbedder(), 100)
+    cached = phrase_twin.phrase_memory(CachedEmbedder(MiniLMEmbedder()), 100)
     assert bare is cached  # one memory for the process
-    assert bare.name == bfloat16.NAME
+    assert bare.name == phrase_twin.NAME
     hashing = HashingEmbedder()
-    own = bfloat16.phrase_memory(hashing, 100)
-    assert own is not bfloat16.phrase_memory(hashing, 100)
+    own = phrase_twin.phrase_memory(hashing, 100)
+    assert own is not phrase_twin.phrase_memory(hashing, 100)
     assert own.name == hashing.name
     assert np.array_equal(own.embed(["take off"]), embed_checked(hashing, ["take off"]))
