@@ -16,7 +16,12 @@ Reported:
   (target: <= 1.05, i.e. recording costs <= 5 % extra write latency);
 - the follower's lag: for every write, from the agent's return to the first poll after
   which the follower's copy held it (target p99 <= 2 s), and its checkpoint load time;
-- exactness: the follower's final copy against the agent's atlas (``atlas_differences``).
+- exactness: the follower's final copy against the agent's atlas (``atlas_differences``);
+- checkpoints: a recorder's own checkpoints back to back on another thread during
+  ``--writes`` more recorded writes: the longest atlas-lock hold (target <= 50 ms), the
+  add's p99 meanwhile (target <= 50 ms) and the part of it spent blocked, neither on a
+  core nor waiting for one (Linux schedstat): waits for the GIL or the lock, which a
+  loaded machine does not explain (issue #26).
 
 **Over stdio (``--mcp``):** ``memory_write`` through ``atlas mcp`` with and without
 ``--record`` on 1,000 memories (a real MCP client; hashing embedder).
@@ -95,6 +100,16 @@ def _follow(url: str, atlas_id: str, every: float, out: Any, stop: Any, path: st
 
 
 # ---------------------------------------------------------------- the agent
+def _run_queue_ns() -> int | None:
+    """This thread's time spent runnable without a core, from Linux's schedstat (complete
+    up to its last switch-in, so exact when read by the running thread); None elsewhere."""
+    try:
+        with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as fh:
+            return int(fh.read().split()[1])
+    except OSError:
+        return None
+
+
 def _write_phase(
     atlas: ElasticMemoryAtlas,
     clock: ManualClock,
@@ -102,16 +117,24 @@ def _write_phase(
     pace: float,
     seed: int,
     position: Callable[[], int] | None = None,
+    blocked: list[int] | None = None,
 ) -> tuple[Samples, list[tuple[int, float]]]:
     """Paced writes with a read after every fifth and a decay pass half-way; returns the
-    add latencies and, for each write, (``position()`` after it, wall time it returned)."""
+    add latencies and, for each write, (``position()`` after it, wall time it returned).
+    With ``blocked``, each add's wall time that was neither its CPU nor a wait for a core
+    (waits for the GIL, a lock or I/O: what a loaded machine does not explain) is
+    appended to it, in ns."""
     texts = synthetic_texts(writes, seed=seed)
     vectors = random_unit_vectors(writes, seed=seed)
     samples = Samples("add", "recorded" if position else "unrecorded", len(atlas))
     marks: list[tuple[int, float]] = []
     for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         clock.advance(1.0)
+        queued = _run_queue_ns() if blocked is not None else None
         samples.time(lambda t=text, v=vector: atlas.add(t, session_id="live", embedding=v))
+        if blocked is not None and queued is not None and (after := _run_queue_ns()):
+            waited = samples.ns[-1] - samples.cpu_ns[-1] - (after - queued)
+            blocked.append(max(0, waited))
         marks.append((position() if position else 0, time.time()))
         if i % 5 == 4:
             atlas.retrieve(text, top_k=5, query_embedding=vector)
@@ -192,9 +215,10 @@ def checkpoint_holds(
             took.append(time.perf_counter() - started)
 
     thread = threading.Thread(target=loop, name="bench-checkpoints", daemon=True)
+    blocked: list[int] = []
     try:
         thread.start()
-        samples, _ = _write_phase(atlas, clock, writes, pace, 29)
+        samples, _ = _write_phase(atlas, clock, writes, pace, 29, blocked=blocked)
         stop.set()
         thread.join()
     finally:
@@ -215,6 +239,7 @@ def checkpoint_holds(
         "hold_p50_ms": float(np.median(holds)),
         "hold_cpu_max_ms": max(cpu),
         "add_during": samples.summary(),
+        "add_blocked_p99_ms": float(np.percentile(blocked, 99)) / 1e6 if blocked else None,
     }
 
 
@@ -380,10 +405,15 @@ def report(result: dict[str, Any]) -> str:
                 f"{fmt_ms(during['p50_ms'])} / p99 {fmt_ms(during['p99_ms'])} ms "
                 f"({ok(during['p99_ms'] <= ADD_DURING_TARGET_MS)}), "
                 f"{during['p99_ms'] / off['p99_ms']:.2f}x the unrecorded p99; CPU p99 "
-                f"{fmt_ms(during['cpu_p99_ms'])} ms",
+                f"{fmt_ms(during['cpu_p99_ms'])} ms; blocked (waiting for the GIL, a lock "
+                f"or I/O, not for a core) p99 {_ms_or_dash(holds.get('add_blocked_p99_ms'))}",
             ]
         )
     return "\n".join(lines)
+
+
+def _ms_or_dash(value: float | None) -> str:
+    return "-" if value is None else f"{fmt_ms(value)} ms"
 
 
 # ---------------------------------------------------------------- over stdio

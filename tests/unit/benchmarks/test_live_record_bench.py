@@ -4,6 +4,7 @@ own process ends equal to the agent, and every write gets a lag (no timing asser
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +20,11 @@ def test_a_toy_run_follows_exactly_and_reports_every_number() -> None:
     text = report(result)
     assert "follower lag write -> copy" in text and "differs from the agent's atlas in 0" in text
     assert "add p99 while checkpoints run" in text
-    assert result["checkpoint_holds"]["add_during"]["n"] == 12  # the whole --writes phase
+    holds = result["checkpoint_holds"]
+    assert holds["add_during"]["n"] == 12  # the whole --writes phase
+    if Path("/proc/self/task").is_dir():  # Linux: each add's blocked time was measured
+        assert holds["add_blocked_p99_ms"] >= 0.0
+    assert "blocked (waiting for the GIL, a lock or I/O, not for a core)" in text
 
 
 def test_lag_is_the_first_poll_holding_the_write() -> None:
