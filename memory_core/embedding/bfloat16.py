@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.embedding.minilm import MODEL_NAME, MiniLMEmbedder, _load_model
+from memory_core.embedding.minilm import MODEL_NAME, MiniLMEmbedder, _load_model, padded_batch
 
 NAME = f"{MODEL_NAME}/bfloat16"
 
@@ -55,13 +55,7 @@ class BFloat16MiniLM(MiniLMEmbedder):
     def _encode(self, model: Any, batch: list[str]) -> np.ndarray:
         import torch
 
-        tokens = model.tokenizer(
-            batch,
-            padding=True,
-            truncation=True,
-            max_length=model.max_seq_length,
-            return_tensors="pt",
-        )
+        tokens = padded_batch(model, batch, "pt")
         with torch.inference_mode():
             hidden = _bf16_transformer(self._device)(**tokens).last_hidden_state.float()
             mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)

@@ -94,6 +94,18 @@ class MiniLMEmbedder:
         return vectors
 
 
+def padded_batch(model: Any, texts: Sequence[str], tensors: str) -> Any:
+    """``texts`` as MiniLM reads them: word pieces padded to the longest, truncated at the
+    model's limit, as ``tensors`` ("pt" or "np"), for the runners that skip ``encode``."""
+    return model.tokenizer(
+        list(texts),
+        padding=True,
+        truncation=True,
+        max_length=model.max_seq_length,
+        return_tensors=tensors,
+    )
+
+
 @functools.cache
 def _default_threads() -> int:
     import torch

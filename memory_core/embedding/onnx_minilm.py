@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from memory_core.embedding.minilm import DIM, MODEL_NAME, _batches_by_tokens, _load_model
+from memory_core.embedding.minilm import (
+    DIM,
+    MODEL_NAME,
+    _batches_by_tokens,
+    _load_model,
+    padded_batch,
+)
 from memory_core.embedding.onnx_export import INPUTS, graph_path, mean_pooled
 
 NAME = f"{MODEL_NAME}/onnx"
@@ -82,12 +88,6 @@ class OnnxMiniLM:
 
     def _encode(self, model: Any, batch: list[str]) -> np.ndarray:
         with self._tokenizer_lock:
-            tokens = model.tokenizer(
-                batch,
-                padding=True,
-                truncation=True,
-                max_length=model.max_seq_length,
-                return_tensors="np",
-            )
+            tokens = padded_batch(model, batch, "np")
         hidden = _session().run(None, {name: tokens[name].astype(np.int64) for name in INPUTS})[0]
         return mean_pooled(hidden, tokens["attention_mask"])
