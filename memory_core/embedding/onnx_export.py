@@ -1,5 +1,5 @@
 """MiniLM's transformer as an ONNX graph, derived here from the packaged weights, never
-downloaded: built once into the data folder, checked, and rebuilt when its inputs change.
+downloaded: built once per machine (``paths.model_cache_dir``), checked, and rebuilt when its inputs change.
 
 Why a file: onnxruntime runs the same float32 arithmetic as torch (vectors within 2e-7)
 with a fraction of torch's fixed cost per call, which is most of what a call of one to a
@@ -50,9 +50,9 @@ _build_lock = threading.Lock()
 
 def graph_path() -> Path:
     """The derived ONNX file for this model and exporter, built first if it is missing."""
-    from memory_core.paths import data_dir
+    from memory_core.paths import model_cache_dir
 
-    return ensure_graph(data_dir() / "models")
+    return ensure_graph(model_cache_dir())
 
 
 def ensure_graph(folder: Path) -> Path:
