@@ -234,10 +234,10 @@ def test_erase_session_removes_every_trace(any_store: Store) -> None:
         edge_count=0,
         sessions=["s1"],
     )
-    any_store.snapshots.save(
+    gone = any_store.snapshots.save(
         atlas_id="a",
         label="g",
-        data=b"2",
+        data=b"2" * (2 * PART_BYTES + 1),  # its bytes in parts: erased with the row
         format_version=1,
         node_count=1,
         edge_count=0,
@@ -249,6 +249,8 @@ def test_erase_session_removes_every_trace(any_store: Store) -> None:
     assert any_store.events.weight_history("n0") == []  # decay samples of s0's node too
     assert [p.weight for p in any_store.events.weight_history("n1")] == [0.4]
     assert [s.id for s in any_store.snapshots.list().items] == [kept.id]
+    with pytest.raises(NotFoundError):
+        any_store.snapshots.data(gone.id)
 
 
 def test_erase_user_and_bad_arguments(any_store: Store) -> None:
