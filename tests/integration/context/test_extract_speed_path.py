@@ -179,3 +179,62 @@ def test_fast_pipeline_parses_as_spacy_built_it() -> None:
     ]
     assert [reading(nlp(t)) for t in texts] == [reading(plain(t)) for t in texts]
     assert [reading(d) for d in nlp.pipe(texts)] == [reading(d) for d in plain.pipe(texts)]
+
+
+def _reading(doc: Any) -> list[tuple[str, ...]]:
+    return [
+        (t.tag_, t.pos_, str(t.morph), t.lemma_, t.dep_, str(t.head.i), t.ent_iob_, t.ent_type_)
+        for t in doc
+    ] + [(e.text, e.label_) for e in doc.ents]
+
+
+def test_entities_recognised_beside_the_phrases_give_the_docs_of_a_plain_parse() -> None:
+    """The recognizer on its own thread (``parse_overlapped``, ``parse_many_overlapped``):
+    ``meanwhile`` gets the syntax (tags, lemmas, arcs), the result is the whole parse that
+    ``parse`` and ``nlp.pipe`` give, across more than one batch."""
+    from memory_core.context.extract.parse import (
+        BATCH_SIZE,
+        parse_many_overlapped,
+        parse_overlapped,
+        pipeline,
+    )
+
+    texts = [text for _, text in TURNS] * (BATCH_SIZE // len(TURNS) + 2)
+    seen: list[list[tuple[str, str, str]]] = []
+
+    def syntax(doc: Any) -> None:
+        seen.append([(t.tag_, t.lemma_, t.dep_) for t in doc])
+
+    docs = [parse_overlapped(text, syntax) for text in texts]
+    assert [_reading(d) for d in docs] == [_reading(parse(t)) for t in texts]
+    assert seen == [[(t.tag_, t.lemma_, t.dep_) for t in d] for d in docs]
+    many = parse_many_overlapped(texts, lambda ds: seen.append([("", "", "")] * len(ds)))
+    assert len(texts) > BATCH_SIZE and seen[-1] == [("", "", "")] * len(texts)
+    assert [_reading(d) for d in many] == [_reading(d) for d in pipeline().pipe(texts)]
+
+
+def test_an_error_beside_the_entities_is_raised_once_they_are_in() -> None:
+    from memory_core.context.extract.parse import parse_overlapped
+
+    def failing(doc: Any) -> None:
+        raise ValueError("phrases")
+
+    with pytest.raises(ValueError, match="phrases"):
+        parse_overlapped(TURNS[0][1], failing)
+    doc = parse_overlapped(TURNS[0][1], lambda d: None)  # the recognizer's thread is free
+    assert [e.text for e in doc.ents] == [e.text for e in parse(TURNS[0][1]).ents]
+
+
+def test_a_pipeline_that_does_not_end_with_its_recognizer_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from types import SimpleNamespace
+
+    import spacy
+
+    from memory_core.context.extract import parse as parse_module
+
+    blank = SimpleNamespace(load=lambda: spacy.blank("en"))  # a package without its recognizer
+    monkeypatch.setattr(parse_module, "importlib", SimpleNamespace(import_module=lambda _: blank))
+    with pytest.raises(parse_module.ParserUnavailable, match="entity recognizer"):
+        parse_module._load()
