@@ -22,6 +22,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from memory_core.engine import plain_pages
 from memory_core.engine.index.half_rows import HalfRows
 from memory_core.engine.index.vector import quantised_hnsw, quantiser_range, quantiser_span
 from memory_core.engine.snapshot.layout import Refusal
@@ -134,18 +135,26 @@ def build(
     files, whose codes were made from those) and the quantiser's range (``SPAN``, or the
     file's vectors' range)."""
     rows, deleted = arrays["graph_rows"], arrays["graph_deleted"]
-    dim = embeddings.shape[1]
-    source = np.concatenate([embeddings, deleted]) if len(deleted) else embeddings
+    dim, size = embeddings.shape[1], len(rows)
     span = arrays.get(SPAN)
-    span = quantiser_range(source) if span is None else span
+    if span is None:
+        span = quantiser_range(np.concatenate([embeddings, deleted]))
     index = quantised_hnsw(dim, header["m"], ef_construction, ef_search, span)
-    storage, exact = faiss.downcast_index(index.storage), HalfRows(dim)
-    # label order, gathered in chunks
-    order = np.where(rows >= 0, rows, len(embeddings) + np.cumsum(rows < 0) - 1)
-    for start in range(0, len(order), _CHUNK):
-        chunk = source[order[start : start + _CHUNK]]
-        storage.add(chunk)
+    storage: Any = faiss.downcast_index(index.storage)  # its SWIG methods lack stubs
+    codes = _reserved_codes(storage, size)
+    # room for as many rows again, as growth by adds would leave (an unwritten page is
+    # not resident)
+    exact = HalfRows(dim, 2 * size)
+    dead = rows < 0
+    at = np.where(dead, np.cumsum(dead) - 1, rows)  # row in embeddings, or in deleted
+    buffer = plain_pages.empty((min(_CHUNK, size), dim), np.float32)
+    for start in range(0, size, _CHUNK):
+        stop = min(start + _CHUNK, size)
+        chunk = _gathered(embeddings, deleted, dead[start:stop], at[start:stop], buffer)
+        # the codes FAISS's own add would write, with no growth of its table by copies
+        storage.sa_encode_c(stop - start, faiss.swig_ptr(chunk), faiss.swig_ptr(codes[start:]))
         exact.add(chunk)
+    storage.ntotal = size
     hnsw: Any = index.hnsw  # the SWIG class's stubs lack its tables
     levels = arrays["graph_levels"]
     offsets = np.zeros(len(levels) + 1, dtype=np.int64)
@@ -154,8 +163,38 @@ def build(
     faiss.copy_array_to_vector(offsets.astype(np.uint64), hnsw.offsets)
     faiss.copy_array_to_vector(arrays["graph_neighbors"], hnsw.neighbors)
     hnsw.entry_point, hnsw.max_level = header["entry_point"], header["max_level"]
-    index.ntotal = len(rows)
+    index.ntotal = size
     return index, exact, rows
+
+
+def _gathered(
+    embeddings: np.ndarray,
+    deleted: np.ndarray,
+    dead: np.ndarray,
+    at: np.ndarray,
+    buffer: np.ndarray,
+) -> np.ndarray:
+    """The rows ``embeddings[at]``, ``deleted[at]`` where ``dead``, C-contiguous: a view
+    of the file's rows when they are a run of live ones (every label of a graph without
+    deletions), else gathered into ``buffer`` (reused: the caller is done with the last
+    chunk)."""
+    if not dead.any() and (np.diff(at) == 1).all():
+        return np.ascontiguousarray(embeddings[at[0] : at[-1] + 1])
+    out = buffer[: len(at)]
+    if dead.any():
+        out[~dead] = embeddings[at[~dead]]
+        out[dead] = deleted[at[dead]]
+    else:
+        np.take(embeddings, at, axis=0, out=out)
+    return out
+
+
+def _reserved_codes(storage: Any, size: int) -> np.ndarray:
+    """A view of ``storage``'s code table (an empty ``IndexScalarQuantizer``) resized to
+    ``size`` codes, one row each, to be written in place."""
+    storage.codes.resize(size * storage.code_size)
+    table: np.ndarray = faiss.rev_swig_ptr(storage.codes.data(), size * storage.code_size)
+    return table.reshape(size, storage.code_size)
 
 
 def _cumulative(dim: int, m: int) -> np.ndarray:

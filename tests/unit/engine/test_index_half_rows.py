@@ -21,3 +21,14 @@ def test_rows_are_the_float16_roundings_in_order_and_survive_growth() -> None:
     assert store.ntotal == len(want) == 32
     for rows, n in earlier:  # a view taken before an add still reads its rows
         np.testing.assert_array_equal(rows, want[:n])
+
+
+def test_rows_added_within_the_capacity_stay_in_one_array() -> None:
+    rng = np.random.default_rng(3)
+    store = HalfRows(8, capacity=10)
+    store.add(rng.standard_normal((1, 8)).astype(np.float32))
+    first = store.rows()
+    store.add(rng.standard_normal((9, 8)).astype(np.float32))
+    assert np.shares_memory(first, store.rows())  # filled in place: no growth copy
+    store.add(rng.standard_normal((1, 8)).astype(np.float32))
+    assert not np.shares_memory(first, store.rows()) and store.ntotal == 11

@@ -9,6 +9,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+import faiss
 import numpy as np
 import pytest
 
@@ -21,6 +22,7 @@ from memory_core import (
     MemoryStatus,
     Relation,
 )
+from memory_core.engine.snapshot import hnsw
 from memory_core.engine.snapshot.capture import write_members
 from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.store.memory import MemorySnapshotRepository
@@ -305,6 +307,8 @@ def test_the_file_is_columnar(make_atlas: AtlasFactory, tmp_path: Path) -> None:
         (set_row("edge_target", 0, 99), "edge_target row 0 is 99; allowed: 0 to 5"),
         (set_row("edge_relation", 0, -1), "edge_relation row 0 is -1"),
         (set_row("embeddings", 4, np.inf), "embeddings row 4 holds NaN or inf"),
+        (set_row("embeddings", 1, -np.inf), "embeddings row 1 holds NaN or inf"),
+        (set_row("embeddings", 3, np.nan), "embeddings row 3 holds NaN or inf"),
         (lambda a: a.update(weight=a["weight"].astype(np.float32)), "weight must be float64"),
         (lambda a: a.pop("assoc"), "lacks the member 'assoc'"),
         (set_row("ids_blob", 0, 0xFF), "not an atlas snapshot"),  # not utf-8
@@ -552,3 +556,28 @@ def test_members_are_written_as_np_savez_writes_them(tmp_path: Path) -> None:
         assert a.namelist() == b.namelist()
         for name in a.namelist():
             assert a.read(name) == b.read(name), name
+
+
+def test_a_loaded_graph_holds_the_very_codes_and_rows_of_the_saved_one(
+    make_atlas: AtlasFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built in chunks (7 labels each here) straight into the index's tables, with deleted
+    vectors between live ones: the same bytes as the saved index's own adds made."""
+    monkeypatch.setattr(hnsw, "_CHUNK", 7)
+    atlas, _ = make_atlas(hnsw_threshold=10, decay_interval_seconds=0)
+    for i in range(30):
+        session = "gone" if i % 4 == 1 else f"s{i % 3}"
+        atlas.add(f"note {i} about topic {i % 7} and place {i % 5}", session_id=session)
+    atlas.end_session("gone", mode="purge")
+    saved = atlas._s.vectors
+    graph = saved.graph()
+    assert graph is not None
+    dead = np.flatnonzero(graph[1] < 0)
+    assert len(dead) >= 2 and dead[0] < len(graph[1]) - len(dead)  # not only at the end
+    loaded = load(atlas.save_snapshot(tmp_path / "a.npz"))._s.vectors
+    assert loaded.graph() is not None and loaded.tombstones == len(dead)
+    codes = [
+        faiss.vector_to_array(faiss.downcast_index(v._index.storage).codes) for v in (saved, loaded)
+    ]
+    np.testing.assert_array_equal(codes[0], codes[1])
+    assert saved._exact.rows().tobytes() == loaded._exact.rows().tobytes()
