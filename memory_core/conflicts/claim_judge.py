@@ -225,6 +225,27 @@ class ClaimJudge:
         """The rules and the pair model (under a millisecond a pair once the texts are
         read); open when the pair model is unsure and the cross-encoder is on (see
         :meth:`_Candidate.open`)."""
+        return self._first_look(a, b, similarity)
+
+    def piece_look(
+        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str]
+    ) -> FirstLook:
+        """:meth:`first_look` at two sentences ``a`` and ``b`` read out of the texts
+        ``context`` (older, newer; ``long_texts.py``). A contradiction the pair model found
+        alone between sentences the rules have nothing to compare in
+        (:meth:`_Candidate.unanchored`: no finding, attribute or slot in common) is open
+        however sure the pair model is, and its second look reads the sentences and the
+        whole texts, the lower probability deciding: the fragments lost what their turns
+        said around them, and on fragments of task chat both learned halves speak with
+        confidence ("... the whole trip has to stay under 5,000 euros ..." / "I don't want
+        to depend on the U-Bahn ...", pair model 0.81; "... / For the hotel I want
+        something I can walk to the fair from.", cross-encoder 0.97 on the sentences, 0.00
+        on the two turns: docs/conflicts.md, eighth pass)."""
+        return self._first_look(a, b, similarity, context=context)
+
+    def _first_look(
+        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str] | None = None
+    ) -> FirstLook:
         _check_text("a", a)
         _check_text("b", b)
         if similarity is not None and not _number(similarity):
@@ -236,21 +257,30 @@ class ClaimJudge:
             return FirstLook(a, b, rules)
         p = candidate.probability
         verdict = self._held(candidate.decide(a, b, p, f"pair model p={p:.2f}"))
-        if not (self._crosses() and candidate.open(a, b)):
+        in_context = context is not None and candidate.unanchored(verdict)
+        if not (self._crosses() and (in_context or candidate.open(a, b))):
             return FirstLook(a, b, verdict)
 
         def second(p: float) -> Verdict:
             return self._held(candidate.decide(a, b, p, f"second look: cross-encoder p={p:.2f}"))
 
-        return FirstLook(a, b, verdict, open=True, state=second)
+        read = ((a, b), context) if in_context and context is not None else ((a, b),)
+        return FirstLook(a, b, verdict, open=True, state=_Settle(second, read))
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
-        """The verdict of each look: the cross-encoder's on the open ones, read in batches
+        """The verdict of each look: the cross-encoder's on the open ones (the lowest of
+        its probabilities on the pairs a look reads, :class:`_Settle`), read in batches
         (one MiniLM run per pair in each order, about 15 ms of CPU a pair on one thread),
         the first look's on the others. Thread-safe: the guard runs it on a worker."""
-        opened = [look for look in looks if look.open]
-        found = iter(self._cross_probabilities([(look.a, look.b) for look in opened]))
-        return [look.state(next(found)) if look.open else look.verdict for look in looks]
+        settles = [look.state if look.open else None for look in looks]
+        pairs = [pair for settle in settles if settle is not None for pair in settle.reads]
+        found = iter(self._cross_probabilities(pairs))
+        return [
+            look.verdict
+            if settle is None
+            else settle.verdict(min(next(found) for _ in settle.reads))
+            for look, settle in zip(looks, settles, strict=True)
+        ]
 
     @property
     def second_looks(self) -> int:
@@ -260,7 +290,7 @@ class ClaimJudge:
     def _held(self, verdict: Verdict) -> Verdict:
         """``verdict``, a contradiction scoring under the judge's threshold made compatible."""
         if verdict.is_contradiction and verdict.score < self._threshold:
-            return replace(verdict, label="compatible", kind="none", spans=())
+            return replace(verdict, label="compatible", kind="none", spans=(), learned_only=False)
         return verdict
 
     def _candidate(
@@ -280,7 +310,10 @@ class ClaimJudge:
         x = _pair_features(a, b, old, new, view, rules)
         probability = model.probability(x) if self._scorer is None else self._scorer(a, b, x)
         short = len(old) == len(new) == 1
-        return rules, _Candidate(rules, finding, view, probability, model.threshold, short)
+        anchored = finding is not None or _shares_attribute(a, b, old, new, readings)
+        return rules, _Candidate(
+            rules, finding, view, probability, model.threshold, short, anchored
+        )
 
     def features(self, a: str, b: str, similarity: float | None = None) -> np.ndarray | None:
         """The learned model's input for a pair (``pair_model.features``), or None when the
@@ -366,6 +399,16 @@ class ClaimJudge:
 
 
 @dataclass(frozen=True, slots=True)
+class _Settle:
+    """What an open look's second look reads (``reads``: the pair itself, and for a sentence
+    pair without an anchor also the texts it came from) and the verdict for the lowest of
+    the cross-encoder's probabilities on them."""
+
+    verdict: Callable[[float], Verdict]
+    reads: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class _Candidate:
     """A pair as the learned half reads it: the rules' verdict and best finding, the
     closest pieces, the pair model's probability and decision threshold, one piece each."""
@@ -376,6 +419,9 @@ class _Candidate:
     probability: float
     threshold: float
     short: bool
+    anchored: bool
+    """The rules have something to compare: a finding (of any score), a shared attribute
+    word or value, or one slot (:func:`_shares_attribute`)."""
 
     def decide(self, a: str, b: str, probability: float, said: str) -> Verdict:
         """The verdict with the learned half's ``probability`` (see :func:`_decide`)."""
@@ -391,6 +437,28 @@ class _Candidate:
         if not OPEN_BAND[0] <= self.probability <= OPEN_BAND[1]:
             return False
         return self.decide(a, b, 1.0, "").label != self.decide(a, b, 0.0, "").label
+
+    def unanchored(self, verdict: Verdict) -> bool:
+        """``verdict`` is a contradiction the learned half found alone, between texts the
+        rules have nothing to compare in (no finding, attribute or slot in common)."""
+        return verdict.is_contradiction and not self.anchored
+
+
+def _shares_attribute(
+    a: str,
+    b: str,
+    old: tuple[Claim, ...],
+    new: tuple[Claim, ...],
+    readings: dict[str, SlotReading],
+) -> bool:
+    """Whether the texts have an attribute in common the rules could compare: a word stem,
+    a value or a near word (``claim_terms._related_texts``), or one slot (``slots.py``) read
+    for both texts or for a claim of each."""
+    if _related_texts(old, new):
+        return True
+    slots_a = {readings[p].slot for p in (a, *(a[c.start : c.end] for c in old))}
+    slots_b = {readings[p].slot for p in (b, *(b[c.start : c.end] for c in new))}
+    return bool((slots_a & slots_b) - {""})
 
 
 def _pieces(text: str) -> list[str]:
@@ -473,6 +541,7 @@ def _decide(
         f"{said}: '{_clip(old_piece)}' -> '{_clip(new_piece)}'",
         "value_change",
         spans,
+        learned_only=True,
     )
 
 

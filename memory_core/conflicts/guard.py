@@ -23,6 +23,8 @@ its open pairs their second look itself, in batches.
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -42,7 +44,7 @@ from memory_core.conflicts.items import ItemDraft, ReviewItem, pair_key
 from memory_core.conflicts.judge import make_judge
 from memory_core.conflicts.policy import ForgetRequest, Resolution, ResolutionPolicy, parse_forget
 from memory_core.conflicts.queue import InMemoryReviewQueue, ReviewQueue
-from memory_core.conflicts.review_filter import ScanProgress, change_key, worth_review
+from memory_core.conflicts.review_filter import ScanProgress, alone, change_key, worth_review
 from memory_core.conflicts.second_look import Pending, SecondLook
 from memory_core.conflicts.speakers import utterance
 from memory_core.conflicts.summaries import reissue_summaries
@@ -53,6 +55,8 @@ from memory_core.engine.atlas import ElasticMemoryAtlas
 from memory_core.engine.clock import to_datetime
 from memory_core.engine.model import MemoryKind, MemoryNode, MemoryStatus, Relation
 from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,8 @@ class ConflictGuard:
         self._last: dict[str, str] = {}  # session -> id of the last memory written through us
         self.second_look = SecondLook(self.detector.second_look, self._second_looked)
         self._late: OrderedDict[str, list[Decision]] = OrderedDict()  # write id -> decisions
+        self.warmed = threading.Event()
+        """Set once :meth:`warm` has run (in the background: or failed)."""
 
     def add(
         self,
@@ -216,9 +222,31 @@ class ConflictGuard:
         (the claim judge's slot examples cost the first write 0.8 s of CPU on this box at
         load 7), and the stored memories and their claims are read in one batch rather than
         a few on every write until each was a candidate once. For a server that restarts on
-        a stored atlas; opt-in, since a page or a test building a guard should not pay it
-        (judge_bench's 1,000-memory atlas: 4.7 s of CPU)."""
+        a stored atlas, which runs it off its writes' path (:meth:`warm_in_background`);
+        not done by the constructor, since a test or a scan building a guard should not pay
+        it (judge_bench's 1,000-memory atlas: 4.7 s of CPU)."""
         self.detector.warm()
+        self.warmed.set()
+
+    def warm_in_background(self) -> threading.Thread:
+        """Start :meth:`warm` on a daemon thread and return it: the dashboard does so for the
+        guard it makes (``dashboard.conflict_view.desk_for``), so neither the page nor the
+        first writes wait for it (a restarted guard's add p99 52 ms, 15 ms warm:
+        docs/conflicts.md, eighth pass). A write that comes before :attr:`warmed` is set is
+        judged as a fresh guard judges it, the same verdicts, slower; a failed warm-up is
+        logged and leaves the guard as fresh."""
+
+        def run() -> None:
+            try:
+                self.warm()
+            except Exception:  # a warm-up is an optimisation: the guard works without it
+                _log.exception("the conflict guard's warm-up failed")
+            finally:
+                self.warmed.set()
+
+        thread = threading.Thread(target=run, name="conflict-guard-warm", daemon=True)
+        thread.start()
+        return thread
 
     def scan(
         self, session_id: str | None = None, *, progress: ScanProgress | None = None
@@ -227,9 +255,10 @@ class ConflictGuard:
 
         Nothing is resolved automatically: this is for memories written around the guard.
         The older memory of each pair is the ``old`` side. Only what a person would review
-        is queued (see ``worth_review``): in a conversation, the user's statements against
+        is queued (see ``review_filter``): in a conversation, the user's statements against
         each other, not the assistant's echoes and confirmations of them; one item per
-        change. ``progress(done, total)`` is called as memories are scanned, for a page's
+        change; a learned model's finding without a rule's only where neither turn meets
+        another. ``progress(done, total)`` is called as memories are scanned, for a page's
         progress bar.
         """
         queued: dict[str, ReviewItem] = {}
@@ -237,12 +266,15 @@ class ConflictGuard:
         changes: set[tuple[str, ...]] = set()
         nodes = [n for n in self.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
         waiting: list[tuple[MemoryNode, Look]] = []  # in scan order, open ones not looked at
+        held: dict[frozenset[str], tuple[MemoryNode, Conflict]] = {}  # learned only, by pair
 
         def settle_waiting() -> None:
             verdicts = self.detector.second_look([look for _, look in waiting])
             for (node, look), verdict in zip(waiting, verdicts, strict=True):
                 conflict = look.conflict(verdict)
-                if conflict is not None:
+                if conflict is not None and verdict.learned_only:
+                    held.setdefault(frozenset((node.id, conflict.existing.id)), (node, conflict))
+                elif conflict is not None:
                     self._queue_found(node, conflict, seen, changes, queued)
             waiting.clear()
 
@@ -256,6 +288,10 @@ class ConflictGuard:
                 settle_waiting()  # open pairs read together, found ones queued in scan order
             if progress is not None:
                 progress(done, len(nodes))
+        kept = alone(held)  # a learned model's finding alone: once per turn
+        for pair, (node, conflict) in held.items():  # in scan order
+            if pair in kept:
+                self._queue_found(node, conflict, seen, changes, queued)
         return list(queued.values())
 
     # ------------------------------------------------------------------ internals

@@ -21,7 +21,10 @@ A sentence pair passes the gates a pair of whole texts passes, no others:
   it decides a contradiction alone only when it says whom it is about (``claims.py``: a
   subject, "I" / "my brother" / "User"); a fragment without one does not;
 - **two looks**: over a judge with two looks, a sentence pair the quick look leaves open
-  gets the second look, as a whole pair does (``TwoLookSentenceJudge``).
+  gets the second look, as a whole pair does (``TwoLookSentenceJudge``); the claim judge
+  also leaves open a sentence pair its learned half alone calls a contradiction while the
+  rules find nothing in common, however sure, and reads the two whole texts for it
+  (``ClaimJudge.piece_look``): a fragment lost its turn.
 
 Without the subject rule the learned halves, which speak alone between one-piece texts,
 queued 15 pairs of chatter against chatter in the trip-approval scan (2 real); with it and
@@ -252,15 +255,22 @@ class TwoLookSentenceJudge(SentenceJudge):
         (plan,) = self._plans([(a, b)])
         if not plan:
             return whole
-        parts = tuple(
-            (p, _confirmable(a, b, p, self._two.first_look(p.a.text, p.b.text, p.similarity)))
-            for p in plan
-        )
+        parts = tuple((p, _confirmable(a, b, p, self._piece_look(a, b, p))) for p in plan)
         verdict = _combined(a, b, whole.verdict, [(p, look.verdict) for p, look in parts])
         sure = whole.verdict.is_contradiction and not whole.open
         if not (whole.open or (not sure and any(look.open for _, look in parts))):
             return FirstLook(a, b, verdict)
         return FirstLook(a, b, verdict, open=True, state=_Looks(whole, parts))
+
+    def _piece_look(self, a: str, b: str, pair: SentencePair) -> FirstLook:
+        """The wrapped judge's first look at a sentence pair of ``a`` and ``b``: its
+        ``piece_look`` when it has one (the claim judge: an unanchored finding's second look
+        reads the whole texts), else its ``first_look``."""
+        piece_look = getattr(self._two, "piece_look", None)
+        if callable(piece_look):
+            look: FirstLook = piece_look(pair.a.text, pair.b.text, pair.similarity, context=(a, b))
+            return look
+        return self._two.first_look(pair.a.text, pair.b.text, pair.similarity)
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
         """The final verdict of each look, every open look of the wrapped judge among them

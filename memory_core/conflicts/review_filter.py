@@ -16,12 +16,21 @@ turns, and the scan finds it there, with the speaker and the words the user said
 out of two greetings). Questions and acknowledgements state nothing and never reach here:
 the judge compares them only through the values they presuppose. A change seen once is
 not queued again from another pair of turns.
+
+A contradiction a learned model found without a rule's finding under it
+(``Verdict.learned_only``: no slot or value it could name) is queued only when neither of
+its turns meets another such finding. A change replaces a value: its new turn meets the
+old one, not half the conversation. A turn the learned halves set against several others
+is one they misread: the sample conversations' small talk, "Woke up to black ice on the
+pavements this morning" / "Finally tackled the fridge today." (cross-encoder p=1.00), from
+a turn caught in up to nine such pairs (docs/conflicts.md, eighth pass).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterable
 
 from memory_core.conflicts.speakers import ASSISTANT, speaker_of
 from memory_core.conflicts.verdict import Verdict
@@ -54,3 +63,11 @@ def change_key(verdict: Verdict) -> tuple[str, ...]:
         terms = sorted({t.replace(",", "").rstrip("s") for t in _TERM.findall(text)})
         sides.append(" ".join(terms))
     return (verdict.kind, *sides) if any(sides) else (verdict.kind, verdict.reason)
+
+
+def alone(pairs: Iterable[frozenset[str]]) -> set[frozenset[str]]:
+    """The pairs of memory ids neither of whose memories is in another of ``pairs``: the
+    learned-only findings a scan queues (module doc)."""
+    found = set(pairs)
+    count = Counter(i for pair in found for i in pair)
+    return {pair for pair in found if all(count[i] == 1 for i in pair)}

@@ -40,6 +40,9 @@ class Verdict:
         reason: one human-readable sentence explaining the label.
         kind: which family of evidence decided a contradiction; ``"none"`` otherwise.
         spans: the parts of ``a`` and ``b`` that differ, for highlighting.
+        learned_only: a contradiction a learned model found with no rule's finding under
+            it, so no slot or value it can name: what a scan queues with care
+            (``review_filter``).
     """
 
     label: Label
@@ -47,6 +50,7 @@ class Verdict:
     reason: str
     kind: Kind = "none"
     spans: tuple[Span, ...] = ()
+    learned_only: bool = False
 
     def __post_init__(self) -> None:
         if self.label not in LABELS:

@@ -99,7 +99,9 @@ _DESKS_LOCK = threading.Lock()
 
 
 def desk_for(atlas: ElasticMemoryAtlas, db: Database | None) -> ConflictDesk:
-    """One desk per atlas for the whole server process, so every browser sees one queue."""
+    """One desk per atlas for the whole server process, so every browser sees one queue.
+    A new desk's guard warms up on a thread of its own (``ConflictGuard.warm_in_background``:
+    its judge's models, the stored memories read), not in the first writes."""
     with _DESKS_LOCK:
         desk = _DESKS.get(atlas)
         if desk is None:
@@ -111,6 +113,7 @@ def desk_for(atlas: ElasticMemoryAtlas, db: Database | None) -> ConflictDesk:
             else:
                 queue = InMemoryReviewQueue()
             guard = ConflictGuard(atlas, queue=queue)
+            guard.warm_in_background()
             desk = ConflictDesk(guard, ConflictReview(atlas, queue, guard.policy), db is not None)
             _DESKS[atlas] = desk
         return desk

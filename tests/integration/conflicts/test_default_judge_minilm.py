@@ -10,6 +10,10 @@ import pytest
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
 from memory_core.conflicts import make_judge
 from memory_core.conflicts.guard import ConflictGuard
+from memory_core.dashboard.conflict_view import desk_for
+from memory_core.dashboard.context_live import connect_context_review
+from memory_core.dashboard.demo import DEMO_CONFIG, DemoPlayer, sample_files
+from memory_core.dashboard.live import FastForwardClock
 from memory_core.embedding.minilm import MiniLMEmbedder
 from memory_core.harness.session_format import load_conversations
 
@@ -91,3 +95,24 @@ def test_the_trip_approval_scan_queues_the_real_changes_and_little_else() -> Non
     for item in items:
         assert "\n" not in item.reason and ("->" in item.reason or "(" in item.reason), item.reason
         assert "Understood" not in item.reason and "Thanks" not in item.reason
+
+
+def test_the_trip_approval_demo_played_and_scanned_queues_the_two_real_changes() -> None:
+    """What a person does in the dashboard: play the trip-approval demo (the player's agent
+    loop under the demo preset, the orchestrator's rules, held-back context changes routed to
+    the Conflict review desk as the live system wires them), then scan through that desk.
+    Exactly the cap and the return leg: the demo's atlas also held a pair of sentences the
+    pair model called a change alone ("... stay under 5,000 euros ..." / "I don't want to
+    depend on the U-Bahn ...", p=0.81), which the scripted recipe above never met."""
+    clock = FastForwardClock(ManualClock(1.75e9))
+    atlas = ElasticMemoryAtlas(DEMO_CONFIG, embedder=MiniLMEmbedder(), clock=clock)
+    player = DemoPlayer(atlas, clock)
+    connect_context_review(player.rules, lambda: desk_for(atlas, None))
+    player.load(sample_files()["trip-approval"])
+    while player.step() is not None:
+        pass
+    items = desk_for(atlas, None).guard.scan()
+    lines = [f"{i.reason} | {i.old_text} | {i.new_text}" for i in items]
+    assert len(items) == 2, lines
+    assert any("5,000" in i.old_text and "6,000 euros" in i.new_text for i in items), lines
+    assert any("Munich to Amsterdam" in i.old_text and "Zurich" in i.new_text for i in items), lines

@@ -7,6 +7,7 @@ import pytest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock
 from memory_core.conflicts import make_judge
+from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.embedding.minilm import MiniLMEmbedder
 
@@ -19,6 +20,16 @@ NURSE = (
 CONCERTS = (
     "Hey, long time no see! My brother got married in June and the party lasted until 3am. "
     "I have never been to a concert in my life, crowds scare me. Let's grab lunch next week."
+)
+
+
+CAP = (
+    "Yes, from Amsterdam. And the whole trip has to stay under 5,000 euros, that's the cap "
+    "my department gave me."
+)
+HOTEL = (
+    "For the hotel I want something I can walk to the fair from. "
+    "I don't want to depend on the U-Bahn at 8 am with a trade-fair crowd."
 )
 
 
@@ -88,6 +99,7 @@ def test_the_guard_acts_on_a_long_memory_one_sentence_of_which_is_contradicted(
             "For the hotel I want something I can walk to the fair from. "
             "I don't want to depend on the U-Bahn at 8 am with a trade-fair crowd.",
         ),  # 0.41, pair model 0.65: the cross-encoder overrules it (0.01)
+        (CAP, HOTEL),  # pair model 0.81 on the cap / U-Bahn sentences: read in context (below)
     ],
 )
 def test_sentences_of_task_chat_pass_the_gates_whole_pairs_pass(
@@ -95,3 +107,22 @@ def test_sentences_of_task_chat_pass_the_gates_whole_pairs_pass(
 ) -> None:
     verdict = make_judge(embedder=embedder).judge(older, newer)
     assert not verdict.is_contradiction, verdict.reason
+
+
+def test_a_sentence_finding_with_nothing_in_common_is_confirmed_on_the_whole_texts(
+    embedder: MiniLMEmbedder,
+) -> None:
+    """The cap and the U-Bahn share no word, value or slot: the pair model's sure 0.81 on
+    the two sentences goes to the cross-encoder, which reads them and the two turns
+    (docs/conflicts.md, eighth pass)."""
+    judge = make_judge(embedder=embedder)
+    inner = getattr(judge, "inner", None)
+    assert isinstance(inner, ClaimJudge)
+    cap, bahn = CAP.split(". ", 1)[1], HOTEL.split(". ", 1)[1]
+    vectors = embedder.embed([cap, bahn])
+    similarity = float(vectors[0] @ vectors[1])
+    quick = inner.first_look(cap, bahn, similarity)
+    assert quick.verdict.is_contradiction and not quick.open  # alone: sure, no second look
+    look = inner.piece_look(cap, bahn, similarity, context=(CAP, HOTEL))
+    assert look.open and look.verdict.is_contradiction
+    assert not inner.second_look([look])[0].is_contradiction

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.items import ItemStatus, ReviewAction, pair_key
 from memory_core.conflicts.policy import Resolution
+from memory_core.conflicts.verdict import Verdict
 from memory_core.engine.model import MemoryStatus, Relation
 from memory_core.errors import InputError
 
@@ -189,3 +191,43 @@ def _now(atlas: ElasticMemoryAtlas) -> Any:
     from memory_core.engine.clock import to_datetime
 
     return to_datetime(atlas.clock.now())
+
+
+class WarmingJudge:
+    """A judge that records what ``warm`` was given, or fails to warm up."""
+
+    def __init__(self, *, fails: bool = False) -> None:
+        self.fails = fails
+        self.warmed: list[str] = []
+
+    @property
+    def name(self) -> str:
+        return "warming"
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
+        return Verdict("compatible", 0.1, "same topic")
+
+    def warm(self, texts: Any) -> None:
+        if self.fails:
+            raise RuntimeError("no model here")
+        self.warmed += list(texts)
+
+
+def test_a_guard_warms_up_in_the_background_on_what_is_stored(atlas: ElasticMemoryAtlas) -> None:
+    atlas.add(OLD, session_id="s")
+    judge = WarmingJudge()
+    guard = ConflictGuard(atlas, judge)
+    assert not guard.warmed.is_set()
+    thread = guard.warm_in_background()
+    thread.join(timeout=30)
+    assert guard.warmed.is_set() and judge.warmed == [OLD]
+
+
+def test_a_failed_warm_up_is_logged_and_the_guard_still_writes(
+    atlas: ElasticMemoryAtlas, caplog: pytest.LogCaptureFixture
+) -> None:
+    guard = ConflictGuard(atlas, WarmingJudge(fails=True))
+    with caplog.at_level(logging.ERROR, logger="memory_core.conflicts.guard"):
+        guard.warm_in_background().join(timeout=30)
+    assert guard.warmed.is_set() and "warm-up failed" in caplog.text
+    assert guard.add(OLD, session_id="s").node is not None

@@ -398,3 +398,28 @@ def test_a_question_or_a_request_does_not_decide_alone(sentence: str) -> None:
 def test_min_similarity_must_be_a_cosine(bad: object) -> None:
     with pytest.raises(ConfigError, match="min_similarity"):
         SentenceJudge(ScriptedJudge({}), min_similarity=bad)  # type: ignore[arg-type]
+
+
+class ScriptedPieceJudge(ScriptedTwoLookJudge):
+    """The two-look scripted judge with a ``piece_look``: each call and its context kept."""
+
+    def __init__(self, script: dict[tuple[str, str], Verdict], opened: set[tuple[str, str]]):
+        super().__init__(script, opened)
+        self.pieces: list[tuple[str, str, tuple[str, str]]] = []
+
+    def piece_look(
+        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str]
+    ) -> FirstLook:
+        self.pieces.append((a, b, context))
+        return self.first_look(a, b, similarity)
+
+
+def test_sentence_pairs_are_looked_at_in_the_context_of_their_texts() -> None:
+    inner = ScriptedPieceJudge({(NURSE, NEWER): Verdict("contradiction", 0.7, "job")}, set())
+    judge = read_by_sentence(inner, embedder=HashingEmbedder(64), min_similarity=OFF)
+    assert isinstance(judge, TwoLookSentenceJudge)
+    verdict = judge.judge(TURN, NEWER)
+    assert verdict.is_contradiction and "sentence 3/3" in verdict.reason
+    assert inner.pieces and {context for _, _, context in inner.pieces} == {(TURN, NEWER)}
+    assert (NURSE, NEWER, (TURN, NEWER)) in inner.pieces
+    assert (TURN, NEWER) not in [(a, b) for a, b, _ in inner.pieces]  # the whole: first_look

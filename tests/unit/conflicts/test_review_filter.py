@@ -1,4 +1,5 @@
-"""What a scan queues: the user's own changes, once each, with progress; speakers stripped."""
+"""What a scan queues: the user's own changes, once each, with progress; speakers stripped;
+a learned model's finding without a rule's only where its turns meet no other."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from typing import Any
 
 from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
-from memory_core.conflicts.review_filter import change_key, worth_review
+from memory_core.conflicts.queue import InMemoryReviewQueue
+from memory_core.conflicts.review_filter import alone, change_key, worth_review
 from memory_core.conflicts.speakers import speaker_of, utterance
 from memory_core.conflicts.verdict import Span, Verdict
 from memory_core.engine.model import MemoryKind
@@ -83,3 +85,43 @@ def test_scan_queues_the_users_change_once_and_reports_progress(
     assert [(i.old_id, i.new_id) for i in items] == [(old, new)]
     assert items[0].reason == "number changed: '5,000 euros' -> '6,000 euros'"
     assert seen == [(i, 5) for i in range(1, 6)]
+
+
+def test_alone_keeps_the_pairs_whose_memories_meet_in_no_other() -> None:
+    pairs = [frozenset(p) for p in (("a", "b"), ("a", "c"), ("d", "e"), ("e", "d"))]
+    assert alone(pairs) == {frozenset(("d", "e"))}
+    assert alone([]) == set()
+
+
+class LearnedOnlyJudge:
+    """Scripted: the pairs of ``learned`` contradict as a learned model alone says so
+    (``learned_only``), those of ``ruled`` as a rule does; all else is compatible."""
+
+    def __init__(self, learned: list[tuple[str, str]], ruled: list[tuple[str, str]]) -> None:
+        self.found = {frozenset(p): True for p in learned} | {frozenset(p): False for p in ruled}
+
+    @property
+    def name(self) -> str:
+        return "scripted"
+
+    def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
+        learned_only = self.found.get(frozenset((a, b)))
+        if learned_only is None:
+            return Verdict("compatible", 0.1, "same topic")
+        spans = (Span("a", 0, len(a), a), Span("b", 0, len(b), b))
+        return Verdict("contradiction", 0.75, f"{a} -> {b}", "value_change", spans, learned_only)
+
+
+def test_a_learned_only_finding_is_queued_only_where_its_turns_meet_no_other(
+    atlas: ElasticMemoryAtlas, tick: Any
+) -> None:
+    turns = [f"Small talk about the evening, part {n}." for n in range(6)]
+    ids = [said(atlas, t, USER, tick) for t in turns]
+    judge = LearnedOnlyJudge(
+        learned=[(turns[0], turns[1]), (turns[0], turns[2]), (turns[3], turns[4])],
+        ruled=[(turns[0], turns[5])],
+    )
+    guard = ConflictGuard(atlas, judge, queue=InMemoryReviewQueue())
+    items = guard.scan()
+    pairs = {(i.old_id, i.new_id) for i in items}
+    assert pairs == {(ids[3], ids[4]), (ids[0], ids[5])}  # turn 0 met two learned findings

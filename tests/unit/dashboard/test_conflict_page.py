@@ -196,6 +196,7 @@ def test_filters_and_audit_rows() -> None:
     atlas = ElasticMemoryAtlas(AtlasConfig(), embedder=HashingEmbedder(32), clock=ManualClock())
     desk = desk_for(atlas, None)
     assert desk_for(atlas, None) is desk and not desk.persisted
+    assert desk.guard.warmed.wait(timeout=300)  # a new desk's guard warms up on its own thread
     desk.guard.add("The budget is 5000 euros.", session_id="s", confidence=0.5)
     written = desk.guard.add("The budget is now 6000 euros.", session_id="s", confidence=0.55)
     (d,) = desk.guard.settled(written).decisions  # the second look's, when the first left it open
