@@ -9,6 +9,10 @@ import numpy as np
 
 from memory_core.errors import EmbeddingError, InputError
 
+_SQUARE_SAFE = np.float32(1e15)
+"""Components below this in magnitude square to at most 1e30, with room for 384-odd of
+them to sum inside float32's range (3.4e38)."""
+
 
 @runtime_checkable
 class Embedder(Protocol):
@@ -32,15 +36,28 @@ def check_vectors(vectors: object, dim: int, *, field: str = "embedding") -> np.
 
     Raises ``InputError`` naming ``field`` for wrong shape, NaN/inf or zero vectors.
     """
-    try:
-        with np.errstate(over="ignore"):  # beyond float32 range becomes inf: refused below
-            arr = np.asarray(vectors, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise InputError(field, f"not a numeric vector ({exc})") from exc
+    one = vectors[0] if type(vectors) is list and len(vectors) == 1 else None
+    if type(vectors) is np.ndarray and vectors.dtype == np.float32:
+        arr = vectors  # what every embedder hands over: no cast, so nothing can overflow
+    elif type(one) is np.ndarray and one.dtype == np.float32 and one.ndim == 1:
+        arr = one[None, :]  # a caller's one vector, as np.asarray([one]) reads it
+    else:
+        try:
+            with np.errstate(over="ignore"):  # beyond float32 range becomes inf: refused below
+                arr = np.asarray(vectors, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise InputError(field, f"not a numeric vector ({exc})") from exc
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != dim:
         raise InputError(field, f"expected shape (n, {dim}), got {arr.shape}")
+    if len(arr) and np.abs(arr).max() < _SQUARE_SAFE:
+        # the usual case, the arithmetic of np.linalg.norm(arr, axis=1, keepdims=True)
+        # without its wrapper: no square can leave float32's range, so every component
+        # is finite and the norms are exact to float32; a zero row still needs the check
+        norms = np.sqrt(np.add.reduce(arr * arr, axis=1, keepdims=True))
+        if (norms > 0).all():
+            return np.ascontiguousarray(arr / norms, dtype=np.float32)
     if not np.isfinite(arr).all():
         raise InputError(field, "contains NaN, infinity or a value beyond float32 range")
     with np.errstate(over="ignore", under="ignore"):

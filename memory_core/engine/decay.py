@@ -70,7 +70,11 @@ def composite_weight(
 ) -> np.ndarray:
     """Current weight of the given memories (vectorised; arrays of equal length)."""
     unclipped = weight_before_association(strength, accessed, counts, now, cfg)
-    return np.clip(unclipped + cfg.association_gain * assoc, cfg.weight_floor, cfg.weight_cap)
+    # ndarray.clip is np.clip without its dispatch wrapper (a few µs of ~4 calls a turn)
+    weight: np.ndarray = (unclipped + cfg.association_gain * assoc).clip(
+        cfg.weight_floor, cfg.weight_cap
+    )
+    return weight
 
 
 def weight_before_association(

@@ -63,14 +63,23 @@ def template(text: str) -> tuple[str, list[float]]:
     return _key(masked), [_number(m) for m in _NUMBER.findall(masked)]
 
 
+_DIGIT = re.compile(r"\d")
+"""Every timestamp and number holds a digit, and so does every id but a uuid of letters
+alone (which holds hyphens): a line with neither has nothing to mask, and most chat turns
+are such lines (the masks' lookaheads were ~2 % of a LoCoMo dev replay's time)."""
+
+
 def _masked(text: str) -> str:
     """``text`` with its timestamps and ids as ``<id>``."""
+    if _DIGIT.search(text) is None and "-" not in text:
+        return text
     return _ID.sub(ID_MARK, _TIMESTAMP.sub(ID_MARK, text))
 
 
 def _key(masked: str) -> str:
     """The template of a ``_masked`` text."""
-    return " ".join(_NUMBER.sub(NUMBER_MARK, masked).lower().split())
+    numbered = masked if _DIGIT.search(masked) is None else _NUMBER.sub(NUMBER_MARK, masked)
+    return " ".join(numbered.lower().split())
 
 
 def novelty(seen: int) -> float:

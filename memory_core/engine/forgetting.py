@@ -6,6 +6,7 @@ touched one by one.
 
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
@@ -175,7 +176,7 @@ def _weakest(table: NodeTable, slots: np.ndarray, k: int) -> np.ndarray:
 
 def relieve_pressure(state: AtlasState, now: float) -> int:
     """Above the RAM watermark, evict the weakest tenth (the first seed's 70 % rule)."""
-    used = psutil.Process().memory_info().rss / psutil.virtual_memory().total
+    used = _memory_used()
     if used < state.config.memory_watermark:
         return 0
     table = state.table
@@ -187,6 +188,32 @@ def relieve_pressure(state: AtlasState, now: float) -> int:
     if state.bus.active:
         state.bus.publish(MemoryPressure(at=now, rss_fraction=used, evicted=removed))
     return removed
+
+
+class _ThisProcess:
+    """psutil's handle on this process and the machine's RAM, made once per process: a
+    fresh ``psutil.Process()`` reads /proc for its start time and ``virtual_memory()``
+    parses all of /proc/meminfo, ~50 µs of a decay pass's ~65 µs here at 150 memories."""
+
+    __slots__ = ("pid", "process", "total")
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.process = psutil.Process(self.pid)
+        self.total = psutil.virtual_memory().total
+
+
+_THIS: _ThisProcess | None = None
+
+
+def _memory_used() -> float:
+    """This process's resident memory as a fraction of the machine's RAM."""
+    global _THIS
+    if _THIS is None or _THIS.pid != os.getpid():  # first use, or a forked child
+        _THIS = _ThisProcess()
+    rss: int = _THIS.process.memory_info().rss
+    total: int = _THIS.total
+    return rss / total
 
 
 def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: float) -> int:

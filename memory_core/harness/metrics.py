@@ -301,13 +301,15 @@ class EvidenceIndex:
 
     def best_weights(self, held: Sequence[Held]) -> np.ndarray:
         """Per fact, the best weight of a held memory carrying it (NaN when none does)."""
-        best = np.full(len(self.facts), np.nan)
+        best = [math.nan] * len(self.facts)  # a list: a numpy scalar per look costs more
+        by_turn = self._by_turn
         for memory in held:
+            weight = memory.weight
             for turn_id in memory.provenance:
-                for i in self._by_turn.get(turn_id, ()):
-                    if not memory.weight <= best[i]:  # NaN compares False: first one wins
-                        best[i] = memory.weight
-        return best
+                for i in by_turn.get(turn_id, ()):
+                    if not weight <= best[i]:  # NaN compares False: first one wins
+                        best[i] = weight
+        return np.array(best, dtype=np.float64)
 
 
 def weight_percentiles(weights: np.ndarray, held: Sequence[Held]) -> np.ndarray:

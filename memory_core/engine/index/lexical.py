@@ -172,11 +172,19 @@ class _Postings:
 
     def remove(self, doomed: np.ndarray) -> None:
         """Drop the postings of slots marked in the boolean ``doomed`` (by slot), in one pass."""
-        keep = ~doomed[self.slots[: self.n]]
-        kept = int(keep.sum())
-        if kept < self.n:
-            self.slots[:kept] = self.slots[: self.n][keep]
-            self.tf[:kept] = self.tf[: self.n][keep]
+        n = self.n
+        gone = np.flatnonzero(doomed[self.slots[:n]])
+        if len(gone) == 1:  # an eviction at capacity: shift the tail down over it
+            at = int(gone[0])
+            self.slots[at : n - 1] = self.slots[at + 1 : n]
+            self.tf[at : n - 1] = self.tf[at + 1 : n]
+            self.n = n - 1
+        elif len(gone):
+            keep = np.ones(n, dtype=bool)
+            keep[gone] = False
+            kept = n - len(gone)
+            self.slots[:kept] = self.slots[:n][keep]
+            self.tf[:kept] = self.tf[:n][keep]
             self.n = kept
 
 

@@ -35,6 +35,10 @@ class AtlasPolicy:
         # provenance of every held memory, kept in step through events, so that sampling
         # the memories that carry key facts does not snapshot the whole atlas every turn
         self._provenance: dict[str, tuple[str, ...]] = {}
+        # ... and of those that carry any of the turns last asked for (``carrying``), kept
+        # in step too, so a sample per turn does not scan every held memory's provenance
+        self._sampled: frozenset[str] = frozenset()
+        self._carriers: dict[str, tuple[str, ...]] = {}
         self.atlas.subscribe(self._on_event)
 
     def __len__(self) -> int:
@@ -60,7 +64,7 @@ class AtlasPolicy:
             embedding=vector,
         )
         if node.id in self.atlas:  # also right when the turn merged into an older memory
-            self._provenance[node.id] = node.provenance
+            self._hold(node.id, node.provenance)
         return node.id
 
     def retrieve(
@@ -103,25 +107,40 @@ class AtlasPolicy:
         return [Held(n.id, n.provenance, n.weight) for n in self.atlas.nodes()]
 
     def carrying(self, turn_ids: frozenset[str]) -> list[Held]:
-        found = [
-            (node_id, provenance)
-            for node_id, provenance in self._provenance.items()
-            if not turn_ids.isdisjoint(provenance)
-        ]
-        weights = self.atlas.weights(node_id for node_id, _ in found)
+        """Held memories carrying any of ``turn_ids``: from the carriers kept in step with
+        the events when the same turns were asked for last time (a replay samples the key
+        facts' evidence turns after every turn), else by one scan of every provenance."""
+        if turn_ids != self._sampled:
+            self._sampled = turn_ids
+            self._carriers = {
+                node_id: provenance
+                for node_id, provenance in self._provenance.items()
+                if not turn_ids.isdisjoint(provenance)
+            }
+        found = self._carriers
+        weights = self.atlas.weights(found)
         return [
             Held(node_id, provenance, weight)
-            for (node_id, provenance), weight in zip(found, weights, strict=True)
+            for (node_id, provenance), weight in zip(found.items(), weights, strict=True)
         ]
 
     def evictions(self) -> dict[str, int]:
         return dict(self._evicted)
 
+    def _hold(self, node_id: str, provenance: tuple[str, ...]) -> None:
+        """Record a held memory's provenance, in the carriers too when it names a sampled turn."""
+        self._provenance[node_id] = provenance
+        if not self._sampled.isdisjoint(provenance):
+            self._carriers[node_id] = provenance
+        else:
+            self._carriers.pop(node_id, None)
+
     def _on_event(self, event: AtlasEvent) -> None:
         if isinstance(event, MemoryAdded):
-            self._provenance[event.node_id] = event.provenance
+            self._hold(event.node_id, event.provenance)
         elif isinstance(event, MemoryEvicted):
             self._provenance.pop(event.node_id, None)
+            self._carriers.pop(event.node_id, None)
             self._evicted[event.reason.value] += 1
             if event.reason is not EvictionReason.MERGED:
                 self.trace.append(
@@ -137,7 +156,7 @@ class AtlasPolicy:
         elif isinstance(event, MemoriesMerged) and event.merged_id is not None:
             kept = self._provenance.get(event.kept_id, ())
             merged = self._provenance.get(event.merged_id, ())
-            self._provenance[event.kept_id] = tuple(dict.fromkeys((*kept, *merged)))
+            self._hold(event.kept_id, tuple(dict.fromkeys((*kept, *merged))))
             self.trace.append(
                 Lifecycle(
                     event.at,

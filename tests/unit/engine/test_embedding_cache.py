@@ -57,6 +57,39 @@ def test_check_vectors_normalises_extreme_magnitudes(scale: float) -> None:
     np.testing.assert_allclose(out, [[0.6, 0.8, 0.0]], rtol=1e-4 if scale < 1e-38 else 1e-6)
 
 
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e10, 1e16, 1e30, 1e-30])
+def test_check_vectors_float32_arrays_normalise_as_the_norm_does(scale: float) -> None:
+    """A float32 array (an embedder's, or one caller vector in a list) comes back exactly
+    as ``rows / np.linalg.norm(rows)`` gives it, or by the float64 route where squares
+    leave float32's range; never the caller's own array."""
+    rows = (np.random.default_rng(7).standard_normal((5, 384)) * scale).astype(np.float32)
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    if np.isfinite(norms).all() and (norms > 0).all():
+        expected = (rows / norms).astype(np.float32)
+    else:
+        wide = rows.astype(np.float64)
+        expected = (wide / np.linalg.norm(wide, axis=1, keepdims=True)).astype(np.float32)
+    out = check_vectors(rows, 384)
+    np.testing.assert_array_equal(out, expected)
+    assert out.dtype == np.float32 and out.flags.c_contiguous and out is not rows
+    one = check_vectors([rows[2]], 384)
+    np.testing.assert_array_equal(one, expected[2:3])
+    assert not np.shares_memory(one, rows)
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"), [(math.nan, "NaN"), (math.inf, "infinity"), (0.0, "zero vector")]
+)
+def test_check_vectors_refuses_bad_float32_arrays(bad: float, fragment: str) -> None:
+    rows = np.ones((2, 4), dtype=np.float32)
+    rows[1] = 0.0 if bad == 0.0 else rows[1]
+    rows[1, 2] = bad
+    for given in (rows, [rows[1]]):
+        with pytest.raises(InputError, match=fragment):
+            check_vectors(given, 4)
+
+
 def test_embed_checked_translates_failures() -> None:
     with pytest.raises(EmbeddingError, match="model crashed"):
         embed_checked(CountingEmbedder(fail=True), ["x"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from types import SimpleNamespace
 
 import pytest
 
@@ -171,11 +170,7 @@ def test_all_kinds_emitted_with_fields(
     changed = rec.of_type("config")[0]
     assert isinstance(changed, ConfigChanged) and changed.config == atlas.config.to_dict()
 
-    fake = SimpleNamespace(
-        Process=lambda: SimpleNamespace(memory_info=lambda: SimpleNamespace(rss=99)),
-        virtual_memory=lambda: SimpleNamespace(total=100),
-    )
-    monkeypatch.setattr(forgetting, "psutil", fake)
+    monkeypatch.setattr(forgetting, "_memory_used", lambda: 0.99)
     atlas.decay()
     pressure = rec.of_type("memory_pressure")[0]
     assert isinstance(pressure, MemoryPressure)

@@ -7,11 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_core import ElasticMemoryAtlas, HashingEmbedder, MemoryKind
 from memory_core.engine.apply import apply_events, recording
 from memory_core.engine.events import AtlasEvent
 from memory_core.engine.families import (
+    _ID,
+    _NUMBER,
+    _TIMESTAMP,
+    ID_MARK,
+    KEY_SEPARATOR,
+    NUMBER_MARK,
     FamilyIndex,
     build_index,
     family_key,
@@ -34,6 +42,37 @@ def test_lines_differing_in_numbers_ids_and_times_share_a_template() -> None:
     assert a == b == "<id> job <id> took <n> ms (<n> retries)"
     assert numbers == [143.0, 3.0]
     assert template("The user likes tea")[0] != template("The user likes coffee")[0]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "Deb",
+                "said",
+                "ok",
+                "-",
+                "abcdefab-abcd-abcd-abcd-abcdefabcdef",
+                "7",
+                "12:30",
+                "x9f3k2",
+                "٣",
+                "Ünïcode",
+                "node-7",
+                "+4",
+                "\t",
+            ]
+        ),
+        max_size=12,
+    ).map(" ".join)
+)
+def test_a_line_without_digits_or_hyphens_keys_as_the_masks_would(text: str) -> None:
+    """The masks are skipped where they cannot match: the key is the same as through them."""
+    masked = _ID.sub(ID_MARK, _TIMESTAMP.sub(ID_MARK, text))
+    full = " ".join(_NUMBER.sub(NUMBER_MARK, masked).lower().split())
+    assert family_key(3, text) == f"3{KEY_SEPARATOR}{full}"
+    assert template(text)[0] == full
 
 
 def test_novelty_keeps_two_lines_whole_then_shrinks() -> None:

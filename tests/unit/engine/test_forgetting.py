@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -367,11 +366,7 @@ def test_memory_pressure_evicts_the_weakest_tenth(
         atlas.add(f"memory {i} about topic {i}", session_id="s", importance=i / 20, pinned=i == 0)
         for i in range(20)
     ]
-    fake = SimpleNamespace(
-        Process=lambda: SimpleNamespace(memory_info=lambda: SimpleNamespace(rss=900)),
-        virtual_memory=lambda: SimpleNamespace(total=1000),
-    )
-    monkeypatch.setattr(forgetting, "psutil", fake)
+    monkeypatch.setattr(forgetting, "_memory_used", lambda: 0.9)
     counts = atlas.decay()
     assert counts == {"memory_pressure": 1}  # int(19 unpinned * 0.1)
     assert evictions(recorder) == {nodes[1].id: "memory_pressure"}
@@ -379,6 +374,24 @@ def test_memory_pressure_evicts_the_weakest_tenth(
     assert pressure.rss_fraction == pytest.approx(0.9)  # type: ignore[attr-defined]
     assert pressure.evicted == 1  # type: ignore[attr-defined]
     assert EvictionReason.MEMORY_PRESSURE.value in atlas.stats()["evicted"]
+
+
+def test_memory_used_reads_this_process_and_remakes_its_handle_after_a_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    import psutil
+
+    used = forgetting._memory_used()
+    expected = psutil.Process().memory_info().rss / psutil.virtual_memory().total
+    assert 0 < used < 1 and used == pytest.approx(expected, rel=0.2)
+    handle = forgetting._THIS
+    assert handle is not None and forgetting._memory_used() and forgetting._THIS is handle
+    other = os.getppid()  # a live process that is not this one, as a forked child's pid
+    monkeypatch.setattr(os, "getpid", lambda: other)
+    forgetting._memory_used()
+    assert forgetting._THIS is not handle and forgetting._THIS.pid == other
 
 
 def test_long_run_past_the_initial_table_size(make_atlas: AtlasFactory) -> None:
