@@ -133,8 +133,13 @@ class ReadMixin(AtlasBase):
     def weights(self, node_ids: Iterable[str]) -> list[float]:
         """Current weights of the given memories, in order, without copying the memories
         (for samplers that read many weights per turn)."""
+        ids = list(node_ids)
         with self._lock:
-            slots = [self._slot(i) for i in node_ids]
+            slot_of = self._s.table.slot_of
+            try:  # one dict look per id; an unknown one is named by ``_slot`` below
+                slots = [slot_of[i] for i in ids]
+            except (KeyError, TypeError):
+                slots = [self._slot(i) for i in ids]
             weights: list[float] = self._s.table.weight[slots].tolist()
             return weights
 
