@@ -105,7 +105,7 @@ class ContextStage:
         self._answered: dict[str, tuple[Held, Applied]] = {}
         """Review item id -> what its answer did, until it is undone (``withdraw``)."""
         self._lock = threading.Lock()
-        atlas.events.subscribe(self._on_event)
+        atlas.events.subscribe(self._on_event, (SessionEnded,))  # the one type it reads
 
     @property
     def enabled(self) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from memory_core.embedding.base import Embedder
@@ -119,9 +119,14 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
     def __contains__(self, node_id: object) -> bool:
         return isinstance(node_id, str) and node_id in self._s.table.slot_of
 
-    def subscribe(self, callback: Callable[[AtlasEvent], None]) -> Callable[[], None]:
-        """Receive every event; returns a function that unsubscribes."""
-        return self._s.bus.subscribe(callback)
+    def subscribe(
+        self,
+        callback: Callable[[AtlasEvent], None],
+        types: Iterable[type[AtlasEvent]] | None = None,
+    ) -> Callable[[], None]:
+        """Receive every event, or those of ``types`` alone (events nobody reads are not
+        built); returns a function that unsubscribes."""
+        return self._s.bus.subscribe(callback, types)
 
     @property
     def events(self) -> EventBus:

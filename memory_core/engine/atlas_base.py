@@ -78,7 +78,7 @@ class AtlasBase:
         table.count[slots] += 1
         table.accessed[slots] = now
         self._refresh_weight(slots)
-        if self._s.bus.active:
+        if self._s.bus.wants(MemoryReinforced):
             for slot in slots.tolist():
                 self._emit(
                     MemoryReinforced,
@@ -101,7 +101,7 @@ class AtlasBase:
         )
 
     def _emit(self, event_type: type[AtlasEvent], **fields: Any) -> None:
-        if self._s.bus.active:
+        if self._s.bus.wants(event_type):
             self._s.bus.publish(event_type(at=self.clock.now(), **fields))
 
     def _slot(self, node_id: str) -> int:

@@ -91,7 +91,7 @@ def decay_pass(state: AtlasState, now: float) -> dict[str, int]:
         working=table.working[:high],
     )
     expired_all, weak_all, orphan_all = (alive & mask for mask in masks)
-    if state.bus.active:
+    if state.bus.wants(DecayApplied):
         slots = np.flatnonzero(alive)
         weight = all_weights[slots]
         history = (
@@ -185,7 +185,7 @@ def relieve_pressure(state: AtlasState, now: float) -> int:
     n = int(len(slots) * PRESSURE_EVICT_FRACTION)
     victims = slots[np.lexsort((slots, table.weight[slots]))[:n]]
     removed = remove(state, victims, EvictionReason.MEMORY_PRESSURE, now)
-    if state.bus.active:
+    if state.bus.wants(MemoryPressure):
         state.bus.publish(MemoryPressure(at=now, rss_fraction=used, evicted=removed))
     return removed
 
@@ -228,7 +228,7 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
     for code in codes[np.sort(first)].tolist():  # sessions in order of first appearance
         session = state.sessions[str(state.session_names[code])]
         for slot in slots[codes == code].tolist():
-            if state.bus.active:
+            if state.bus.wants(MemoryEvicted):
                 state.bus.publish(
                     MemoryEvicted(
                         at=now,
@@ -322,7 +322,7 @@ def _absorb(state: AtlasState, keep: int, drop: int, similarity: float, now: flo
                 edges.link(keep, other, relation, strength)
             else:
                 edges.link(other, keep, relation, strength)
-    if state.bus.active:
+    if state.bus.wants(MemoriesMerged):
         state.bus.publish(
             MemoriesMerged(
                 at=now,

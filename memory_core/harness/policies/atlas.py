@@ -39,7 +39,9 @@ class AtlasPolicy:
         # in step too, so a sample per turn does not scan every held memory's provenance
         self._sampled: frozenset[str] = frozenset()
         self._carriers: dict[str, tuple[str, ...]] = {}
-        self.atlas.subscribe(self._on_event)
+        self.atlas.subscribe(
+            self._on_event, (MemoryAdded, MemoryEvicted, MemoriesMerged, SummaryCreated)
+        )
 
     def __len__(self) -> int:
         return len(self.atlas)

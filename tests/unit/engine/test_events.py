@@ -218,3 +218,36 @@ def test_unsubscribe_and_quiet_bus(make_atlas: AtlasFactory) -> None:
     assert not atlas.events.active
     bus = EventBus()
     bus.publish(SessionEnded(at=0.0, mode="keep", affected=0))  # nobody listens: no error
+
+
+def test_a_subscriber_of_some_types_gets_those_alone_and_the_rest_are_not_built(
+    make_atlas: AtlasFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    atlas, _ = make_atlas()
+    adds, everything = EventRecorder(), EventRecorder()
+    stop_adds = atlas.subscribe(adds, (MemoryAdded, MemoryEvicted))
+    bus = atlas.events
+    assert bus.wants(MemoryAdded) and bus.wants(MemoryEvicted) and bus.active
+    assert not bus.wants(MemoryReinforced) and not bus.wants(DecayApplied)
+    built: list[str] = []
+    made = MemoryReinforced.__init__
+
+    def counted(self: MemoryReinforced, *args: object, **kwargs: object) -> None:
+        built.append(self.type)
+        made(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MemoryReinforced, "__init__", counted)
+    node = atlas.add("the courier comes on Tuesdays", session_id="s")
+    atlas.retrieve("courier", session_id="s")  # reinforces: an event no one reads
+    atlas.decay()
+    assert [e.node_id for e in adds.events] == [node.id]  # type: ignore[attr-defined]
+    assert built == []
+    stop_everything = atlas.subscribe(everything)
+    assert bus.wants(MemoryReinforced) and bus.wants(ConfigChanged)
+    atlas.retrieve("courier", session_id="s")
+    assert built == ["reinforced"] and [e.type for e in adds.events] == ["added"]
+    assert "reinforced" in [e.type for e in everything.events]
+    stop_everything()
+    assert not bus.wants(MemoryReinforced) and bus.wants(MemoryAdded)
+    stop_adds()
+    assert not bus.active and not bus.wants(MemoryAdded)
