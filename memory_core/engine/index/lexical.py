@@ -14,6 +14,7 @@ import math
 import re
 import sys
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from itertools import accumulate, chain
 
 import numpy as np
@@ -117,7 +118,15 @@ STOPWORDS = frozenset(
 
 def tokenize(text: str) -> list[str]:
     """Lower-cased content words with a light plural fold ("seats" -> "seat")."""
-    return [term for word in _WORD.findall(text.lower()) if (term := _term(word))]
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def _tokens(text: str) -> tuple[str, ...]:
+    """``tokenize``, kept for recent texts: an agent's turn is tokenised as its recall's
+    query, again when it is stored and again when it is evicted (~16 µs each for a chat
+    line; a third of a replay's BM25 upkeep)."""
+    return tuple(term for word in _WORD.findall(text.lower()) if (term := _term(word)))
 
 
 def _term(word: str) -> str | None:
@@ -134,6 +143,8 @@ _TF_BITS = 32
 of a large atlas (ids, numbers, names) occur once, and a ``_Postings`` with its two arrays
 costs ~250 B more than that int (125 B per memory at 100k benchmark memories)."""
 _TF_MASK = (1 << _TF_BITS) - 1
+_SHORT = 64
+"""Postings up to this long are searched for one slot as a Python list."""
 
 
 class _Postings:
@@ -170,11 +181,29 @@ class _Postings:
         self.tf[self.n : end] = tf
         self.n = end
 
+    def remove_one(self, slot: int) -> None:
+        """Drop ``slot``'s posting (an eviction at capacity): the tail shifts down over it.
+        A short list is searched in Python, faster than numpy's calls at this size."""
+        n = self.n
+        if n <= _SHORT:
+            listed = self.slots[:n].tolist()
+            if slot not in listed:
+                return
+            at = listed.index(slot)
+        else:
+            found = np.flatnonzero(self.slots[:n] == slot)
+            if not len(found):
+                return
+            at = int(found[0])
+        self.slots[at : n - 1] = self.slots[at + 1 : n]
+        self.tf[at : n - 1] = self.tf[at + 1 : n]
+        self.n = n - 1
+
     def remove(self, doomed: np.ndarray) -> None:
         """Drop the postings of slots marked in the boolean ``doomed`` (by slot), in one pass."""
         n = self.n
         gone = np.flatnonzero(doomed[self.slots[:n]])
-        if len(gone) == 1:  # an eviction at capacity: shift the tail down over it
+        if len(gone) == 1:  # one of them held the term: shift the tail down over it
             at = int(gone[0])
             self.slots[at : n - 1] = self.slots[at + 1 : n]
             self.tf[at : n - 1] = self.tf[at + 1 : n]
@@ -229,7 +258,7 @@ class LexicalIndex:
         """Index a document under a non-negative slot that is not indexed already."""
         if slot < len(self._texts) and self._texts[slot] is not None:
             raise IndexError_(f"lexical index already holds slot {slot}")
-        tokens = tokenize(text)
+        tokens = _tokens(text)
         counts: dict[str, int] = {}
         for tok in tokens:
             tok = sys.intern(tok)  # one string per term, not one per document holding it
@@ -332,23 +361,26 @@ class LexicalIndex:
 
     def remove_many(self, slots: Iterable[int]) -> None:
         """Forget documents; each affected term's postings are filtered once."""
+        slots = list(slots)
+        if len(slots) == 1:  # an eviction at capacity: no mask over every slot
+            slot = slots[0]
+            for term in set(self._forget(slot)):
+                held = self._postings[term]
+                if isinstance(held, int):
+                    if held >> _TF_BITS == slot:
+                        del self._postings[term]
+                    continue
+                held.remove_one(slot)
+                if held.n == 0:
+                    del self._postings[term]
+            return
         doomed = np.zeros(len(self._texts), dtype=bool)
         terms: set[str] = set()
         for slot in slots:
-            text = self._texts[slot] if 0 <= slot < len(self._texts) else None
-            if text is None:
-                continue
-            self._texts[slot] = None
-            tokens = tokenize(text)
-            self._n_docs -= 1
-            self._total_len -= len(tokens)
-            group = int(self._group[slot])
-            self._group_len[group] -= len(tokens)
-            self._group_docs[group] -= 1
-            if not self._group_docs[group]:
-                del self._group_docs[group], self._group_len[group]
-            doomed[slot] = True
-            terms.update(tokens)
+            tokens = self._forget(slot)
+            if tokens:
+                doomed[slot] = True
+                terms.update(tokens)
         for term in terms:
             held = self._postings[term]
             if isinstance(held, int):
@@ -358,6 +390,22 @@ class LexicalIndex:
             held.remove(doomed)
             if held.n == 0:
                 del self._postings[term]
+
+    def _forget(self, slot: int) -> tuple[str, ...]:
+        """Take a document out of the counts; its terms (none when the slot holds none)."""
+        text = self._texts[slot] if 0 <= slot < len(self._texts) else None
+        if text is None:
+            return ()
+        self._texts[slot] = None
+        tokens = _tokens(text)
+        self._n_docs -= 1
+        self._total_len -= len(tokens)
+        group = int(self._group[slot])
+        self._group_len[group] -= len(tokens)
+        self._group_docs[group] -= 1
+        if not self._group_docs[group]:
+            del self._group_docs[group], self._group_len[group]
+        return tokens
 
     def search(
         self, text: str, k: int, *, group: int | None = None
@@ -373,7 +421,7 @@ class LexicalIndex:
         avgdl = max(total_len / n_docs, 1.0)
         if n_docs == self._n_docs:
             group = None  # the group holds every document: nothing to filter
-        held = [self.postings(term) for term in set(tokenize(text)) if term in self._postings]
+        held = [self.postings(term) for term in set(_tokens(text)) if term in self._postings]
         if not held:
             return np.empty(0, np.float32), np.empty(0, np.int64)
         # every term's postings in one array: the same float32 arithmetic per posting as a
