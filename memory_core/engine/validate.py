@@ -13,6 +13,8 @@ from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 from memory_core.errors import InputError
 
 MAX_SESSION_ID = 200
+_JSON_ATOMS = frozenset({str, int, float, bool})
+"""Exact types ``json.dumps`` always writes (a float only when finite)."""
 
 
 def content(text: object, max_chars: int, field: str = "content") -> str:
@@ -105,6 +107,10 @@ def metadata(value: object, field: str = "metadata") -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
         raise InputError(field, "must be a mapping with string keys")
+    if all(type(v) in _JSON_ATOMS or v is None for v in value.values()) and all(
+        math.isfinite(v) for v in value.values() if type(v) is float
+    ):
+        return dict(value)  # flat strings, ints, finite floats: json.dumps cannot fail
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:
