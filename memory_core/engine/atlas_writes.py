@@ -281,7 +281,10 @@ class WriteMixin(AtlasBase):
         if write.explicit_importance:
             return write
         family.importance = max(family.importance, write.importance)
-        return replace(write, importance=write.importance * novelty(family.seen - 1))
+        kept = novelty(family.seen - 1)
+        if kept == 1.0:  # a family's first lines keep it all: no copy of the write
+            return write
+        return replace(write, importance=write.importance * kept)
 
     def _fold_family(self, key: str, *, keep: int, session: SessionState) -> None:
         """Fold a family's older lines into one summary (``families.plan_fold``)."""
