@@ -229,7 +229,7 @@ class ConflictGuard:
         self.warmed.set()
 
     def warm_in_background(self) -> threading.Thread:
-        """Start :meth:`warm` on a daemon thread and return it: the dashboard does so for the
+        """Start :meth:`warm` on a thread of its own and return it: the dashboard does so for the
         guard it makes (``dashboard.conflict_view.desk_for``), so neither the page nor the
         first writes wait for it (a restarted guard's add p99 52 ms, 15 ms warm:
         docs/conflicts.md, eighth pass). A write that comes before :attr:`warmed` is set is
@@ -244,7 +244,9 @@ class ConflictGuard:
             finally:
                 self.warmed.set()
 
-        thread = threading.Thread(target=run, name="conflict-guard-warm", daemon=True)
+        # not a daemon: a process that ends meanwhile waits the few seconds out rather than
+        # stopping the thread inside a model load
+        thread = threading.Thread(target=run, name="conflict-guard-warm", daemon=False)
         thread.start()
         return thread
 
