@@ -155,6 +155,15 @@ def _grown(array: np.ndarray, size: int, fill: int | bool) -> np.ndarray:
     return out
 
 
+def _mark(bits: np.ndarray, labels: np.ndarray, *, on: bool) -> None:
+    """Set (``on``) or clear the bits of ``labels`` in a little-endian packed bitmap."""
+    masks = np.left_shift(1, labels & 7).astype(np.uint8)
+    if on:
+        np.bitwise_or.at(bits, labels >> 3, masks)
+    else:
+        np.bitwise_and.at(bits, labels >> 3, ~masks)
+
+
 class VectorIndex:
     """Cosine search (inner product on unit vectors) keyed by caller-chosen int ids."""
 
@@ -169,6 +178,7 @@ class VectorIndex:
         "_index",
         "_label_of",
         "_live",
+        "_live_bits",
         "_m",
         "_n_live",
         "_rebuild_fraction",
@@ -196,6 +206,7 @@ class VectorIndex:
         self._label_of = np.full(64, -1, dtype=np.int64)  # id -> label, -1 if not live
         self._external = np.zeros(64, dtype=np.int64)  # label -> id
         self._live = np.zeros(64, dtype=bool)  # label -> not tombstoned
+        self._live_bits = np.zeros(8, dtype=np.uint8)  # the same, packed: FAISS's filter
         self._n_live = 0
         self._unscoped: dict[int, Any] = {}  # efSearch -> unscoped search parameters
         self._hnsw = False
@@ -282,9 +293,12 @@ class VectorIndex:
         if not len(labels):
             return
         self._label_of[ids] = -1
+        had_tombstones = self.tombstones > 0
         self._live[labels] = False
+        _mark(self._live_bits, labels, on=False)
         self._n_live -= len(labels)
-        self._unscoped = {}
+        if not had_tombstones:  # kept parameters have no filter yet: the next gets one
+            self._unscoped = {}
         if self.tombstones > self._rebuild_fraction * self._index.ntotal:
             self._rebuild(hnsw=self._hnsw and self._n_live > self._threshold // 2)
 
@@ -434,16 +448,16 @@ class VectorIndex:
 
     def _params(self, ef: int, scope: np.ndarray | None = None) -> Any:
         """Search parameters: efSearch ``ef`` for HNSW, and the scope or live-label filter.
-        An unscoped search's are kept until the next add or delete: making the SWIG objects
-        (a filter over the live labels once there are tombstones) cost a retrieve ~30 µs
-        of CPU among its other work, ~6 µs in a loop of their own (docs/performance.md,
-        eighth pass)."""
+        An unscoped search's are kept: making the SWIG objects (a filter over the live
+        labels once there are tombstones) cost a retrieve ~30 µs of CPU among its other
+        work, ~6 µs in a loop of their own (docs/performance.md, eighth pass). Their filter
+        is the packed live-label bitmap itself, updated in place by an add or a delete, so
+        they are remade only when that bitmap is reallocated (growth, a batch, a rebuild)
+        or the first tombstone appears (session 12)."""
         if scope is not None:
             return self._made_params(ef, scope)
         if ef not in self._unscoped:
-            live = None
-            if self.tombstones:
-                live = np.packbits(self._live[: self._index.ntotal], bitorder="little")
+            live = self._live_bits if self.tombstones else None
             self._unscoped[ef] = self._made_params(ef, live)
         return self._unscoped[ef]
 
@@ -475,11 +489,21 @@ class VectorIndex:
         self._live = _grown(self._live, end, False)
         self._external[labels] = ids
         self._live[labels] = True
+        bits = _grown(self._live_bits, (len(self._live) + 7) // 8, 0)
+        if bits is not self._live_bits or len(labels) > 1:
+            # a new bitmap, or a batch (a restore, a rebuild): packed again from the labels,
+            # and parameters that point at the old one are dropped
+            packed = np.packbits(self._live, bitorder="little")
+            bits[:] = 0
+            bits[: len(packed)] = packed
+            self._live_bits = bits
+            self._unscoped = {}
+        else:  # one add: its bit set in place, kept parameters see it
+            _mark(bits, labels, on=True)
         top = int(ids.max()) + 1 if len(ids) else 0
         self._label_of = _grown(self._label_of, top, -1)
         self._label_of[ids] = labels
         self._n_live += len(ids)
-        self._unscoped = {}
 
     def _rebuild(self, *, hnsw: bool) -> None:
         """Fresh index of the live vectors, relabelled 0..n-1 in insertion order."""
@@ -501,5 +525,7 @@ class VectorIndex:
         self._index, self._exact, self._hnsw, self._coarse = index, exact, hnsw, None
         self._label_of[:] = -1
         self._live[:] = False
+        self._live_bits[:] = 0
         self._n_live = 0
+        self._unscoped = {}
         self._remember(live, np.arange(len(live), dtype=np.int64))

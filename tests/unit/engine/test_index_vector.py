@@ -313,3 +313,37 @@ def test_search_parameters_kept_between_searches_follow_every_add_and_delete(
     assert 200 not in index.search(vectors[80], 10, ef_search=16)[1].tolist()
     if index.kind == "flat":  # exact: every live id comes back, no deleted one
         assert sorted(index.search(vectors[0], 100)[1].tolist()) == sorted(index.ids().tolist())
+
+
+@pytest.mark.parametrize("threshold", [1000, 50])
+def test_kept_parameters_filter_as_fresh_ones_through_adds_deletes_and_rebuilds(
+    threshold: int,
+) -> None:
+    """The live-label bitmap kept parameters point at is updated in place: after any mix
+    of single adds, deletes, batches and rebuilds it equals the live labels packed anew,
+    and every search finds what one with freshly made parameters finds."""
+    rng = np.random.default_rng(11)
+    vectors = unit_rows(400)
+    index = VectorIndex(DIM, hnsw_threshold=threshold, m=8)
+    index.add(np.arange(40), vectors[:40])
+    held, next_id = set(range(40)), 40
+    for step in range(300):
+        if rng.random() < 0.55 or len(held) < 10:
+            index.add(np.array([next_id]), vectors[next_id % 400][None, :])
+            held.add(next_id)
+            next_id += 1
+        else:
+            gone = int(rng.choice(sorted(held)))
+            index.remove(np.array([gone]))
+            held.discard(gone)
+        n = int(index._index.ntotal)
+        expected = np.packbits(index._live[:n], bitorder="little")
+        np.testing.assert_array_equal(index._live_bits[: len(expected)], expected)
+        assert not index._live_bits[len(expected) :].any()
+        query = vectors[int(rng.integers(400))]
+        kept = index.search(query, 10)
+        index._unscoped = {}
+        fresh = index.search(query, 10)
+        np.testing.assert_array_equal(kept[0], fresh[0])
+        np.testing.assert_array_equal(kept[1], fresh[1])
+        assert set(kept[1].tolist()) <= held, step
