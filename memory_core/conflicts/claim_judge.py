@@ -290,7 +290,7 @@ class ClaimJudge:
     def _held(self, verdict: Verdict) -> Verdict:
         """``verdict``, a contradiction scoring under the judge's threshold made compatible."""
         if verdict.is_contradiction and verdict.score < self._threshold:
-            return replace(verdict, label="compatible", kind="none", spans=(), learned_only=False)
+            return replace(verdict, label="compatible", kind="none", spans=(), untyped=False)
         return verdict
 
     def _candidate(
@@ -385,7 +385,8 @@ class ClaimJudge:
         findings = [] if a.strip() == b.strip() else _findings(a, b, old, new, corrects, readings)
         best = max(findings, key=lambda f: f.score, default=None)
         if best is not None and best.score >= self._threshold:
-            return Verdict("contradiction", best.score, best.reason, best.kind, best.spans), best
+            found = Verdict("contradiction", best.score, best.reason, best.kind, best.spans)
+            return replace(found, untyped=best.untyped), best
         if similarity is None:  # no cosine given, no slot layer to compute one
             related = _related_texts(old, new)
         else:  # a word in common is a topic in common only when the sentences agree it is
@@ -525,7 +526,8 @@ def _decide(
         return Verdict("compatible", COMPATIBLE_SCORE, f"{said}: no contradiction ({rules.reason})")
     if finding is not None:
         reason = f"{finding.reason} ({said})"
-        return Verdict("contradiction", finding.score, reason, finding.kind, finding.spans)
+        found = Verdict("contradiction", finding.score, reason, finding.kind, finding.spans)
+        return replace(found, untyped=finding.untyped)
     x, y = view.old, view.new
     if not short:
         return rules
@@ -541,7 +543,7 @@ def _decide(
         f"{said}: '{_clip(old_piece)}' -> '{_clip(new_piece)}'",
         "value_change",
         spans,
-        learned_only=True,
+        untyped=True,
     )
 
 

@@ -63,6 +63,8 @@ class _Finding:
     spans: tuple[Span, ...]
     slot: bool = False
     """Found by the slot layer (one attribute typed by MiniLM, two values)."""
+    untyped: bool = False
+    """Names no typed value, slot, denial or correction: one word swapped in a frame."""
 
 
 def _findings(
@@ -283,4 +285,5 @@ def _swap(a: str, b: str, x: Claim, y: Claim) -> _Finding | None:
         "value_change",
         f"'{' '.join(old)}' replaced by '{' '.join(new)}' in the same statement",
         (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end)),
+        untyped=True,
     )

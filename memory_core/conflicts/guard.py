@@ -259,8 +259,8 @@ class ConflictGuard:
         The older memory of each pair is the ``old`` side. Only what a person would review
         is queued (see ``review_filter``): in a conversation, the user's statements against
         each other, not the assistant's echoes and confirmations of them; one item per
-        change; a learned model's finding without a rule's only where neither turn meets
-        another. ``progress(done, total)`` is called as memories are scanned, for a page's
+        change; a finding that names nothing typed (``Verdict.untyped``) only where
+        neither turn meets another. ``progress(done, total)`` is called as memories are scanned, for a page's
         progress bar.
         """
         queued: dict[str, ReviewItem] = {}
@@ -268,13 +268,13 @@ class ConflictGuard:
         changes: set[tuple[str, ...]] = set()
         nodes = [n for n in self.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
         waiting: list[tuple[MemoryNode, Look]] = []  # in scan order, open ones not looked at
-        held: dict[frozenset[str], tuple[MemoryNode, Conflict]] = {}  # learned only, by pair
+        held: dict[frozenset[str], tuple[MemoryNode, Conflict]] = {}  # untyped, by pair
 
         def settle_waiting() -> None:
             verdicts = self.detector.second_look([look for _, look in waiting])
             for (node, look), verdict in zip(waiting, verdicts, strict=True):
                 conflict = look.conflict(verdict)
-                if conflict is not None and verdict.learned_only:
+                if conflict is not None and verdict.untyped:
                     held.setdefault(frozenset((node.id, conflict.existing.id)), (node, conflict))
                 elif conflict is not None:
                     self._queue_found(node, conflict, seen, changes, queued)
@@ -290,7 +290,7 @@ class ConflictGuard:
                 settle_waiting()  # open pairs read together, found ones queued in scan order
             if progress is not None:
                 progress(done, len(nodes))
-        kept = alone(held)  # a learned model's finding alone: once per turn
+        kept = alone(held)  # a finding that names nothing typed: once per turn
         for pair, (node, conflict) in held.items():  # in scan order
             if pair in kept:
                 self._queue_found(node, conflict, seen, changes, queued)

@@ -17,13 +17,15 @@ out of two greetings). Questions and acknowledgements state nothing and never re
 the judge compares them only through the values they presuppose. A change seen once is
 not queued again from another pair of turns.
 
-A contradiction a learned model found without a rule's finding under it
-(``Verdict.learned_only``: no slot or value it could name) is queued only when neither of
-its turns meets another such finding. A change replaces a value: its new turn meets the
-old one, not half the conversation. A turn the learned halves set against several others
-is one they misread: the sample conversations' small talk, "Woke up to black ice on the
-pavements this morning" / "Finally tackled the fridge today." (cross-encoder p=1.00), from
-a turn caught in up to nine such pairs (docs/conflicts.md, eighth pass).
+A contradiction that names nothing typed (``Verdict.untyped``: a learned model's with no
+rule's finding under it, or one word swapped in the same frame; no slot, value, denial or
+correction) is queued only when neither of its turns meets another such finding. A change
+replaces a value: its new turn meets the old one, not half the conversation. A turn set
+against several others this way is small talk the models or the swap rule misread: "Woke
+up to black ice on the pavements this morning" / "Finally tackled the fridge today."
+(cross-encoder p=1.00) from a turn caught in up to nine such pairs; "My phone's been acting
+up all evening." / "... all morning." / "... all afternoon." (docs/conflicts.md, eighth
+pass).
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def change_key(verdict: Verdict) -> tuple[str, ...]:
 
 def alone(pairs: Iterable[frozenset[str]]) -> set[frozenset[str]]:
     """The pairs of memory ids neither of whose memories is in another of ``pairs``: the
-    learned-only findings a scan queues (module doc)."""
+    untyped findings a scan queues (module doc)."""
     found = set(pairs)
     count = Counter(i for pair in found for i in pair)
     return {pair for pair in found if all(count[i] == 1 for i in pair)}

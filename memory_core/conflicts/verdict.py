@@ -40,9 +40,10 @@ class Verdict:
         reason: one human-readable sentence explaining the label.
         kind: which family of evidence decided a contradiction; ``"none"`` otherwise.
         spans: the parts of ``a`` and ``b`` that differ, for highlighting.
-        learned_only: a contradiction a learned model found with no rule's finding under
-            it, so no slot or value it can name: what a scan queues with care
-            (``review_filter``).
+        untyped: a contradiction that names no typed value, slot, denial or correction: a
+            learned model's with no rule's finding under it, or one word swapped in the
+            same frame ("I passed my test" / "I failed my test"); what a scan queues with
+            care (``review_filter``).
     """
 
     label: Label
@@ -50,7 +51,7 @@ class Verdict:
     reason: str
     kind: Kind = "none"
     spans: tuple[Span, ...] = ()
-    learned_only: bool = False
+    untyped: bool = False
 
     def __post_init__(self) -> None:
         if self.label not in LABELS:

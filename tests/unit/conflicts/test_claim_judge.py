@@ -296,3 +296,12 @@ def test_any_text_gets_a_valid_verdict_with_spans_inside_the_texts(a: str, b: st
 def test_a_text_never_contradicts_itself(a: str) -> None:
     if a.strip():
         assert ClaimJudge(slots=False).judge(a, a).label != "contradiction"
+
+
+def test_a_word_swapped_in_one_frame_is_untyped_a_typed_change_is_not(judge: ClaimJudge) -> None:
+    swapped = judge.judge(
+        "My phone's been acting up all evening.", "My phone's been acting up all morning."
+    )
+    assert swapped.is_contradiction and "replaced by" in swapped.reason and swapped.untyped
+    number = judge.judge("The budget is 5000 euros.", "The budget is now 6000 euros.")
+    assert number.is_contradiction and not number.untyped

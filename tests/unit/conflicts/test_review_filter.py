@@ -1,5 +1,5 @@
 """What a scan queues: the user's own changes, once each, with progress; speakers stripped;
-a learned model's finding without a rule's only where its turns meet no other."""
+a finding that names nothing typed only where its turns meet no other."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_alone_keeps_the_pairs_whose_memories_meet_in_no_other() -> None:
 
 class LearnedOnlyJudge:
     """Scripted: the pairs of ``learned`` contradict as a learned model alone says so
-    (``learned_only``), those of ``ruled`` as a rule does; all else is compatible."""
+    (``untyped``), those of ``ruled`` as a rule does; all else is compatible."""
 
     def __init__(self, learned: list[tuple[str, str]], ruled: list[tuple[str, str]]) -> None:
         self.found = {frozenset(p): True for p in learned} | {frozenset(p): False for p in ruled}
@@ -105,14 +105,14 @@ class LearnedOnlyJudge:
         return "scripted"
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
-        learned_only = self.found.get(frozenset((a, b)))
-        if learned_only is None:
+        untyped = self.found.get(frozenset((a, b)))
+        if untyped is None:
             return Verdict("compatible", 0.1, "same topic")
         spans = (Span("a", 0, len(a), a), Span("b", 0, len(b), b))
-        return Verdict("contradiction", 0.75, f"{a} -> {b}", "value_change", spans, learned_only)
+        return Verdict("contradiction", 0.75, f"{a} -> {b}", "value_change", spans, untyped)
 
 
-def test_a_learned_only_finding_is_queued_only_where_its_turns_meet_no_other(
+def test_an_untyped_finding_is_queued_only_where_its_turns_meet_no_other(
     atlas: ElasticMemoryAtlas, tick: Any
 ) -> None:
     turns = [f"Small talk about the evening, part {n}." for n in range(6)]
