@@ -9,9 +9,9 @@ weights. Texts are cut to ``MAX_PARSE_CHARS`` before parsing, so a 100 KB turn c
 a long paragraph costs; the regular expressions still see the whole text.
 
 The entity recognizer is the pipeline's last component and has its own token vectors, so
-``parse_overlapped`` and ``parse_many_overlapped`` run it on a thread of its own while the
-caller reads the rest (tags, lemmas, arcs, sentences): the extractor embeds a turn's
-candidate phrases meanwhile. The components run in the pipeline's order on the same
+``parse_overlapped`` and ``parse_many_overlapped`` run it on the engine's helper thread
+(``engine.overlap``) while the caller reads the rest (tags, lemmas, arcs, sentences): the
+extractor embeds a turn's candidate phrases meanwhile. The components run in the pipeline's order on the same
 batches, so the docs are the ones ``parse`` and ``nlp.pipe`` give.
 """
 
@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
+from memory_core.engine.overlap import both
 from memory_core.errors import AtlasError
 
 if TYPE_CHECKING:
@@ -39,9 +41,6 @@ ENTITIES = "ner"
 
 _lock = threading.Lock()
 _nlp: Language | None = None
-_entity_thread = ThreadPoolExecutor(1, thread_name_prefix="atlas-entities")
-"""Where the entity recognizer runs while its caller reads the syntax: one thread, so
-batches are recognised in the order they were parsed."""
 
 
 class ParserUnavailable(AtlasError, RuntimeError):
@@ -99,16 +98,13 @@ def parse(text: str) -> Doc:
 
 def parse_overlapped(text: str, meanwhile: Callable[[Doc], None]) -> Doc:
     """One text parsed as ``parse`` does, ``meanwhile(doc)`` run on the doc's syntax while
-    its entities are recognised on another thread (a live turn: its phrases are embedded
-    then). ``meanwhile`` must not read entities (``ents``, ``ent_type_``): they are not
-    there yet. Returns the doc once both are done; an error in either is raised."""
+    its entities are recognised on the engine's helper thread (``engine.overlap.both``: in
+    turn when it is busy or there is one core) - a live turn's phrases are embedded then.
+    ``meanwhile`` must not read entities (``ents``, ``ent_type_``): they may not be there
+    yet. Returns the doc once both are done; an error in either is raised."""
     nlp = pipeline()
     doc = nlp(clip(text), disable=[ENTITIES])
-    recognised = _entity_thread.submit(nlp.get_pipe(ENTITIES), doc)
-    try:
-        meanwhile(doc)
-    finally:
-        recognised.result()
+    both(partial(nlp.get_pipe(ENTITIES), doc), partial(meanwhile, doc))
     return doc
 
 
@@ -116,29 +112,32 @@ def parse_many_overlapped(
     texts: Sequence[str], meanwhile: Callable[[list[Doc]], None]
 ) -> list[Doc]:
     """Many texts through ``nlp.pipe`` (a replay: several times faster than one by one),
-    the entity recognizer on another thread taking each batch of ``BATCH_SIZE`` as soon as
-    the rest of the pipeline has read it, as ``nlp.pipe`` would hand it on; then
-    ``meanwhile(docs)`` on the syntax while the last batches are recognised (their phrases
-    embedded). ``meanwhile`` must not read entities. Returns the docs once all is done."""
+    each batch of ``BATCH_SIZE`` recognised beside the next batch's syntax, the last one
+    beside ``meanwhile(docs)`` (the phrases embedded), as ``parse_overlapped`` does. The
+    recognizer gets the batches ``nlp.pipe`` would hand it. ``meanwhile`` must not read
+    entities. Returns the docs once all is done."""
     nlp = pipeline()
     recognizer = nlp.get_pipe(ENTITIES)
-    docs: list[Doc] = []
-    batches: list[Future[list[Doc]]] = []
-    try:
-        for doc in nlp.pipe((clip(t) for t in texts), batch_size=BATCH_SIZE, disable=[ENTITIES]):
-            docs.append(doc)
-            if len(docs) % BATCH_SIZE == 0:
-                batches.append(_entity_thread.submit(_recognise, recognizer, docs[-BATCH_SIZE:]))
-        if len(docs) % BATCH_SIZE:
-            rest = docs[len(docs) - len(docs) % BATCH_SIZE :]
-            batches.append(_entity_thread.submit(_recognise, recognizer, rest))
+    syntax = nlp.pipe((clip(t) for t in texts), batch_size=BATCH_SIZE, disable=[ENTITIES])
+    docs = list(islice(syntax, BATCH_SIZE))
+    if not docs:
         meanwhile(docs)
-    finally:
-        for batch in batches:
-            batch.result()
+    start = 0
+    while start < len(docs):
+        batch, start = docs[start:], len(docs)
+        both(partial(_recognise, recognizer, batch), partial(_next, syntax, docs, meanwhile))
     return docs
 
 
-def _recognise(recognizer: Any, batch: list[Doc]) -> list[Doc]:
-    """One batch through the recognizer, as ``nlp.pipe`` hands it one (``BATCH_SIZE`` docs)."""
-    return list(recognizer.pipe(batch, batch_size=BATCH_SIZE))
+def _recognise(recognizer: Any, batch: list[Doc]) -> None:
+    """One batch through the recognizer, as ``nlp.pipe`` hands it one."""
+    for _ in recognizer.pipe(batch, batch_size=BATCH_SIZE):
+        pass
+
+
+def _next(syntax: Iterator[Doc], docs: list[Doc], meanwhile: Callable[[list[Doc]], None]) -> None:
+    """The next batch's syntax onto ``docs``; when there is none, ``meanwhile(docs)``."""
+    count = len(docs)
+    docs.extend(islice(syntax, BATCH_SIZE))
+    if len(docs) == count:
+        meanwhile(docs)

@@ -189,7 +189,7 @@ def _reading(doc: Any) -> list[tuple[str, ...]]:
 
 
 def test_entities_recognised_beside_the_phrases_give_the_docs_of_a_plain_parse() -> None:
-    """The recognizer on its own thread (``parse_overlapped``, ``parse_many_overlapped``):
+    """The recognizer beside the syntax (``parse_overlapped``, ``parse_many_overlapped``):
     ``meanwhile`` gets the syntax (tags, lemmas, arcs), the result is the whole parse that
     ``parse`` and ``nlp.pipe`` give, across more than one batch."""
     from memory_core.context.extract.parse import (
@@ -221,7 +221,7 @@ def test_an_error_beside_the_entities_is_raised_once_they_are_in() -> None:
 
     with pytest.raises(ValueError, match="phrases"):
         parse_overlapped(TURNS[0][1], failing)
-    doc = parse_overlapped(TURNS[0][1], lambda d: None)  # the recognizer's thread is free
+    doc = parse_overlapped(TURNS[0][1], lambda d: None)  # the helper thread is free again
     assert [e.text for e in doc.ents] == [e.text for e in parse(TURNS[0][1]).ents]
 
 
