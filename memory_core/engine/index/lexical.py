@@ -195,6 +195,11 @@ class _Postings:
             if not len(found):
                 return
             at = int(found[0])
+        self._drop_at(at)
+
+    def _drop_at(self, at: int) -> None:
+        """Drop the posting at position ``at``: the tail shifts down over it."""
+        n = self.n
         self.slots[at : n - 1] = self.slots[at + 1 : n]
         self.tf[at : n - 1] = self.tf[at + 1 : n]
         self.n = n - 1
@@ -203,11 +208,8 @@ class _Postings:
         """Drop the postings of slots marked in the boolean ``doomed`` (by slot), in one pass."""
         n = self.n
         gone = np.flatnonzero(doomed[self.slots[:n]])
-        if len(gone) == 1:  # one of them held the term: shift the tail down over it
-            at = int(gone[0])
-            self.slots[at : n - 1] = self.slots[at + 1 : n]
-            self.tf[at : n - 1] = self.tf[at + 1 : n]
-            self.n = n - 1
+        if len(gone) == 1:  # one of them held the term
+            self._drop_at(int(gone[0]))
         elif len(gone):
             keep = np.ones(n, dtype=bool)
             keep[gone] = False
