@@ -39,6 +39,7 @@ class AtlasPolicy:
         # in step too, so a sample per turn does not scan every held memory's provenance
         self._sampled: frozenset[str] = frozenset()
         self._carriers: dict[str, tuple[str, ...]] = {}
+        self._last: dict[str, Held] = {}  # each carrier's last sample (most weights stay)
         self.atlas.subscribe(
             self._on_event, (MemoryAdded, MemoryEvicted, MemoriesMerged, SummaryCreated)
         )
@@ -112,19 +113,24 @@ class AtlasPolicy:
         """Held memories carrying any of ``turn_ids``: from the carriers kept in step with
         the events when the same turns were asked for last time (a replay samples the key
         facts' evidence turns after every turn), else by one scan of every provenance."""
-        if turn_ids != self._sampled:
+        if turn_ids is not self._sampled and turn_ids != self._sampled:
             self._sampled = turn_ids
             self._carriers = {
                 node_id: provenance
                 for node_id, provenance in self._provenance.items()
                 if not turn_ids.isdisjoint(provenance)
             }
-        found = self._carriers
-        weights = self.atlas.weights(found)
-        return [
-            Held(node_id, provenance, weight)
-            for (node_id, provenance), weight in zip(found.items(), weights, strict=True)
-        ]
+            self._last = {}
+        found, last = self._carriers, self._last
+        out = []
+        for (node_id, provenance), weight in zip(
+            found.items(), self.atlas.weights(found), strict=True
+        ):
+            held = last.get(node_id)  # the previous sample's, while nothing about it moved
+            if held is None or held.weight != weight or held.provenance is not provenance:
+                held = last[node_id] = Held(node_id, provenance, weight)
+            out.append(held)
+        return out
 
     def evictions(self) -> dict[str, int]:
         return dict(self._evicted)
@@ -143,6 +149,7 @@ class AtlasPolicy:
         elif isinstance(event, MemoryEvicted):
             self._provenance.pop(event.node_id, None)
             self._carriers.pop(event.node_id, None)
+            self._last.pop(event.node_id, None)
             self._evicted[event.reason.value] += 1
             if event.reason is not EvictionReason.MERGED:
                 self.trace.append(
