@@ -260,41 +260,11 @@ class ConflictGuard:
         is queued (see ``review_filter``): in a conversation, the user's statements against
         each other, not the assistant's echoes and confirmations of them; one item per
         change; a finding that names nothing typed (``Verdict.untyped``) only where
-        neither turn meets another. ``progress(done, total)`` is called as memories are scanned, for a page's
-        progress bar.
+        neither turn meets another. ``progress(done, total)`` is called as memories are
+        scanned, for a page's progress bar. A scan in parts: :class:`GuardScan`.
         """
-        queued: dict[str, ReviewItem] = {}
-        seen: set[tuple[str, str]] = set()
-        changes: set[tuple[str, ...]] = set()
-        nodes = [n for n in self.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
-        waiting: list[tuple[MemoryNode, Look]] = []  # in scan order, open ones not looked at
-        held: dict[frozenset[str], tuple[MemoryNode, Conflict]] = {}  # untyped, by pair
-
-        def settle_waiting() -> None:
-            verdicts = self.detector.second_look([look for _, look in waiting])
-            for (node, look), verdict in zip(waiting, verdicts, strict=True):
-                conflict = look.conflict(verdict)
-                if conflict is not None and verdict.untyped:
-                    held.setdefault(frozenset((node.id, conflict.existing.id)), (node, conflict))
-                elif conflict is not None:
-                    self._queue_found(node, conflict, seen, changes, queued)
-            waiting.clear()
-
-        for done, node in enumerate(nodes, start=1):
-            waiting += [
-                (node, look)
-                for look in self.detector.screen_stored(node.id)
-                if worth_review(*_by_age(look.existing, node))
-            ]
-            if done == len(nodes) or sum(look.first.open for _, look in waiting) >= SCAN_LOOKS:
-                settle_waiting()  # open pairs read together, found ones queued in scan order
-            if progress is not None:
-                progress(done, len(nodes))
-        kept = alone(held)  # a finding that names nothing typed: once per turn
-        for pair, (node, conflict) in held.items():  # in scan order
-            if pair in kept:
-                self._queue_found(node, conflict, seen, changes, queued)
-        return list(queued.values())
+        run = GuardScan(self)
+        return run.session(session_id, progress=progress) + run.finish()
 
     # ------------------------------------------------------------------ internals
     def _queue_found(
@@ -483,6 +453,65 @@ class ConflictGuard:
 
 
 _QUOTABLE = tuple(k for k in MemoryKind if k is not MemoryKind.SUMMARY)
+
+
+class GuardScan:
+    """One scan of a guard's atlas in parts, a session at a time (the page's scan job):
+    what :meth:`ConflictGuard.scan` does in one call. A pair or a change is queued once
+    over all the parts, and the untyped findings wait for :meth:`finish`, which queues those
+    whose turns met no other in any part (``review_filter``)."""
+
+    __slots__ = ("_changes", "_guard", "_held", "_seen")
+
+    def __init__(self, guard: ConflictGuard) -> None:
+        self._guard = guard
+        self._seen: set[tuple[str, str]] = set()
+        self._changes: set[tuple[str, ...]] = set()
+        self._held: dict[frozenset[str], tuple[MemoryNode, Conflict]] = {}  # untyped, by pair
+
+    def session(
+        self, session_id: str | None = None, *, progress: ScanProgress | None = None
+    ) -> list[ReviewItem]:
+        """Scan the active memories of ``session_id`` (None: all of them) and queue what
+        they contradict, the untyped findings held for :meth:`finish`; the items queued."""
+        guard, detector = self._guard, self._guard.detector
+        queued: dict[str, ReviewItem] = {}
+        nodes = [n for n in guard.atlas.nodes(session_id) if n.status is MemoryStatus.ACTIVE]
+        waiting: list[tuple[MemoryNode, Look]] = []  # in scan order, open ones not looked at
+
+        def settle_waiting() -> None:
+            verdicts = detector.second_look([look for _, look in waiting])
+            for (node, look), verdict in zip(waiting, verdicts, strict=True):
+                conflict = look.conflict(verdict)
+                if conflict is not None and verdict.untyped:
+                    pair = frozenset((node.id, conflict.existing.id))
+                    self._held.setdefault(pair, (node, conflict))
+                elif conflict is not None:
+                    guard._queue_found(node, conflict, self._seen, self._changes, queued)
+            waiting.clear()
+
+        for done, node in enumerate(nodes, start=1):
+            waiting += [
+                (node, look)
+                for look in detector.screen_stored(node.id)
+                if worth_review(*_by_age(look.existing, node))
+            ]
+            if done == len(nodes) or sum(look.first.open for _, look in waiting) >= SCAN_LOOKS:
+                settle_waiting()  # open pairs read together, found ones queued in scan order
+            if progress is not None:
+                progress(done, len(nodes))
+        return list(queued.values())
+
+    def finish(self) -> list[ReviewItem]:
+        """Queue the held untyped findings whose turns met no other, in scan order; the
+        items queued."""
+        queued: dict[str, ReviewItem] = {}
+        kept = alone(self._held)
+        for pair, (node, conflict) in self._held.items():
+            if pair in kept:
+                self._guard._queue_found(node, conflict, self._seen, self._changes, queued)
+        self._held.clear()
+        return list(queued.values())
 
 
 def _by_age(a: MemoryNode, b: MemoryNode) -> tuple[MemoryNode, MemoryNode]:

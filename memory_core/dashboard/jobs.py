@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from memory_core.conflicts.guard import ConflictGuard
+from memory_core.conflicts.guard import ConflictGuard, GuardScan
 from memory_core.dashboard.background import Actor, BackgroundJob, JobState
 from memory_core.errors import AtlasError, InputError
 
@@ -120,14 +120,16 @@ class ScanJob(BackgroundJob[int]):
 
     def _run(self) -> int:
         total = len(self.sessions)
+        scan = GuardScan(self.guard)  # a turn's untyped findings counted over all sessions
         for i, session_id in enumerate(self.sessions):
             self.checkpoint()
             self.stage = f"scanning session {session_id} ({i + 1} of {total})"
             try:
-                self._queued.update(item.id for item in self.guard.scan(session_id))
+                self._queued.update(item.id for item in scan.session(session_id))
             except AtlasError as exc:
                 self.failures.append(f"session {session_id}: {exc}")
             self._progress = (i + 1) / total
+        self._queued.update(item.id for item in scan.finish())
         if total and len(self.failures) == total:
             self.error = "every session failed: " + "; ".join(self.failures)
         self._progress = 1.0

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_core import ElasticMemoryAtlas
-from memory_core.conflicts.guard import ConflictGuard
+from memory_core.conflicts.guard import ConflictGuard, GuardScan
 from memory_core.conflicts.queue import InMemoryReviewQueue
 from memory_core.conflicts.review_filter import alone, change_key, worth_review
 from memory_core.conflicts.speakers import speaker_of, utterance
@@ -125,3 +125,22 @@ def test_an_untyped_finding_is_queued_only_where_its_turns_meet_no_other(
     items = guard.scan()
     pairs = {(i.old_id, i.new_id) for i in items}
     assert pairs == {(ids[3], ids[4]), (ids[0], ids[5])}  # turn 0 met two learned findings
+
+
+def test_a_scan_in_parts_counts_a_turns_untyped_findings_over_all_its_sessions(
+    atlas: ElasticMemoryAtlas, tick: Any
+) -> None:
+    """The page's job scans a session at a time (``GuardScan``): turn 0 meets one untyped
+    finding in each of two sessions, so neither is queued, as in one scan of the atlas."""
+    turns = [f"Small talk about the evening, part {n}." for n in range(3)]
+    ids = []
+    for turn, session in zip(turns, ("monday", "monday", "tuesday"), strict=True):
+        tick(atlas)
+        ids.append(atlas.add(f"user: {turn}", session_id=session, metadata=USER).id)
+    judge = LearnedOnlyJudge(learned=[(turns[0], turns[1]), (turns[0], turns[2])], ruled=[])
+    guard = ConflictGuard(atlas, judge, queue=InMemoryReviewQueue())
+    scan = GuardScan(guard)
+    assert scan.session("monday") == [] and scan.session("tuesday") == []
+    assert scan.finish() == []
+    one_by_one = [guard.scan(session) for session in ("monday", "tuesday")]
+    assert [len(items) for items in one_by_one] == [0, 1]  # tuesday's alone saw one finding

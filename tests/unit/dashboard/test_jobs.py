@@ -8,6 +8,7 @@ from itertools import pairwise
 import pytest
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder, ManualClock
+from memory_core.conflicts.detector import ConflictDetector, Look
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.dashboard.activity import SharedActivity, ago
 from memory_core.dashboard.background import Actor, BackgroundJob, EtaEstimator, JobState
@@ -148,7 +149,9 @@ def test_a_stall_shows_no_time_rather_than_a_wrong_one() -> None:
     assert eta.update(0.2, 47.0) is not None  # the pace is back
 
 
-def test_a_scan_names_a_failing_session_and_queues_the_others() -> None:
+def test_a_scan_names_a_failing_session_and_queues_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     atlas = ElasticMemoryAtlas(
         AtlasConfig(memory_watermark=1.0), embedder=HashingEmbedder(64), clock=ManualClock(1e9)
     )
@@ -156,14 +159,14 @@ def test_a_scan_names_a_failing_session_and_queues_the_others() -> None:
     atlas.add("The budget is 5000 euros.", session_id="good")
     atlas.add("The budget is now 6000 euros.", session_id="good")
     atlas.add("The hotel is in Lyon.", session_id="bad")
-    real_scan = guard.scan
+    real_screen = ConflictDetector.screen_stored
 
-    def scan(session_id: str | None = None) -> list:  # type: ignore[type-arg]
-        if session_id == "bad":
+    def screen(detector: ConflictDetector, node_id: str) -> list[Look]:
+        if atlas.get(node_id).session_id == "bad":
             raise AtlasError("the judge is unavailable")
-        return real_scan(session_id)
+        return real_screen(detector, node_id)
 
-    guard.scan = scan  # type: ignore[method-assign]
+    monkeypatch.setattr(ConflictDetector, "screen_stored", screen)
     job = JobRegistry().start(SCAN, lambda: ScanJob(guard), ANA)
     job.wait(30)
     assert job.state is JobState.DONE and job.result == 1 and job.progress == 1.0
