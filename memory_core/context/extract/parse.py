@@ -9,19 +9,19 @@ weights. Texts are cut to ``MAX_PARSE_CHARS`` before parsing, so a 100 KB turn c
 a long paragraph costs; the regular expressions still see the whole text.
 
 The entity recognizer is the pipeline's last component and has its own token vectors, so
-``parse_overlapped`` and ``parse_many_overlapped`` run it on the engine's helper thread
-(``engine.overlap``) while the caller reads the rest (tags, lemmas, arcs, sentences): the
-extractor embeds a turn's candidate phrases meanwhile. The components run in the pipeline's order on the same
-batches, so the docs are the ones ``parse`` and ``nlp.pipe`` give.
+``parse_overlapped`` runs it on the engine's helper thread (``engine.overlap``) while the
+caller reads the rest of a live turn's parse (tags, lemmas, arcs, sentences) and embeds
+its candidate phrases: the same components in the same order, the same doc as ``parse``.
+A replay keeps ``nlp.pipe`` whole: its products and its phrase call already use both
+cores, and the recognizer beside them cost CPU and saved no time (docs/context.md).
 """
 
 from __future__ import annotations
 
 import importlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from memory_core.engine.overlap import both
@@ -96,6 +96,11 @@ def parse(text: str) -> Doc:
     return pipeline()(clip(text))
 
 
+def parse_many(texts: Iterable[str]) -> Iterator[Doc]:
+    """Many texts through ``nlp.pipe`` (a replay): several times faster than one by one."""
+    return pipeline().pipe((clip(t) for t in texts), batch_size=BATCH_SIZE)
+
+
 def parse_overlapped(text: str, meanwhile: Callable[[Doc], None]) -> Doc:
     """One text parsed as ``parse`` does, ``meanwhile(doc)`` run on the doc's syntax while
     its entities are recognised on the engine's helper thread (``engine.overlap.both``: in
@@ -106,38 +111,3 @@ def parse_overlapped(text: str, meanwhile: Callable[[Doc], None]) -> Doc:
     doc = nlp(clip(text), disable=[ENTITIES])
     both(partial(nlp.get_pipe(ENTITIES), doc), partial(meanwhile, doc))
     return doc
-
-
-def parse_many_overlapped(
-    texts: Sequence[str], meanwhile: Callable[[list[Doc]], None]
-) -> list[Doc]:
-    """Many texts through ``nlp.pipe`` (a replay: several times faster than one by one),
-    each batch of ``BATCH_SIZE`` recognised beside the next batch's syntax, the last one
-    beside ``meanwhile(docs)`` (the phrases embedded), as ``parse_overlapped`` does. The
-    recognizer gets the batches ``nlp.pipe`` would hand it. ``meanwhile`` must not read
-    entities. Returns the docs once all is done."""
-    nlp = pipeline()
-    recognizer = nlp.get_pipe(ENTITIES)
-    syntax = nlp.pipe((clip(t) for t in texts), batch_size=BATCH_SIZE, disable=[ENTITIES])
-    docs = list(islice(syntax, BATCH_SIZE))
-    if not docs:
-        meanwhile(docs)
-    start = 0
-    while start < len(docs):
-        batch, start = docs[start:], len(docs)
-        both(partial(_recognise, recognizer, batch), partial(_next, syntax, docs, meanwhile))
-    return docs
-
-
-def _recognise(recognizer: Any, batch: list[Doc]) -> None:
-    """One batch through the recognizer, as ``nlp.pipe`` hands it one."""
-    for _ in recognizer.pipe(batch, batch_size=BATCH_SIZE):
-        pass
-
-
-def _next(syntax: Iterator[Doc], docs: list[Doc], meanwhile: Callable[[list[Doc]], None]) -> None:
-    """The next batch's syntax onto ``docs``; when there is none, ``meanwhile(docs)``."""
-    count = len(docs)
-    docs.extend(islice(syntax, BATCH_SIZE))
-    if len(docs) == count:
-        meanwhile(docs)

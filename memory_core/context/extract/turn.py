@@ -5,8 +5,8 @@
 own vector comes from the caller when it has one (the agent loop embeds the utterance
 anyway), so a turn costs one parse and one embedding call for its candidate phrases;
 ``extract_many`` runs a replay through ``nlp.pipe`` and embeds all its phrases in one call.
-The phrases are read from the parse's syntax alone, so they are embedded while the
-parser's entity recognizer runs on another thread (``parse.parse_overlapped``).
+A live turn's phrases are read from the parse's syntax alone, so they are embedded while
+the parser's entity recognizer runs on the engine's helper thread (``parse.parse_overlapped``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from memory_core.context.extract.parse import (
     MAX_PARSE_CHARS,
     clip,
     parse,
-    parse_many_overlapped,
+    parse_many,
     parse_overlapped,
 )
 from memory_core.context.extract.parse import warm as warm_parser
@@ -149,7 +149,7 @@ class Extractor:
         self._parse = _RecentParses(
             parser or parse, parse_overlapped if parser is None else _then(parser)
         )
-        self._parse_many = parse_many_overlapped if parser is None else _then_many(parser)
+        self._parse_many = parse_many if parser is None else lambda ts: (parser(t) for t in ts)
 
     def warm_classifiers(self) -> None:
         """Embed every classifier's examples now, off the hot path (else the first turn
@@ -221,29 +221,22 @@ class Extractor:
         the caller has them; else they are embedded here in one more call)."""
         scanned = [t[:MAX_SCAN_CHARS] for t, _, _ in turns]
         live = [i for i, s in enumerate(scanned) if s.strip()]
+        docs = list(self._parse_many([clip(scanned[i]) for i in live]))
         given = {} if vectors is None else dict(enumerate(self._checked(vectors, len(turns))))
+        # a text longer than the parser reads is embedded by its clip, as ``extract`` does
+        embed = [i for i in live if i not in given or len(turns[i][0]) > MAX_PARSE_CHARS]
+        if embed:
+            clips = [clip(scanned[i]) for i in embed]
+            given.update(zip(embed, embed_checked(self.embedder, clips), strict=True))
         values = {i: find_values(scanned[i], turns[i][2]) for i in live}
-        before: list[Doc | None] = []
-        phrases: list[_Phrases] = []
-
-        def embed(syntax: list[Doc]) -> None:  # while the last entities are recognised
-            # a text longer than the parser reads is embedded by its clip, as ``extract`` does
-            rows = [i for i in live if i not in given or len(turns[i][0]) > MAX_PARSE_CHARS]
-            if rows:
-                clips = [clip(scanned[i]) for i in rows]
-                given.update(zip(rows, embed_checked(self.embedder, clips), strict=True))
-            # the other side's turn just before, when it was parsed: what a verbless choice answers
-            before.extend(
-                syntax[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
-                else None
-                for row, i in enumerate(live)
-            )  # fmt: skip
-            phrases.extend(
-                _Phrases.of(syntax[row], values[i], before[row]) for row, i in enumerate(live)
-            )
-            self._phrase_vectors.prime([text for found in phrases for text in found.texts()])
-
-        docs = self._parse_many([clip(scanned[i]) for i in live], embed)
+        # the other side's turn just before, when it was parsed: what a verbless choice answers
+        before = [
+            docs[row - 1] if row and live[row - 1] == i - 1 and turns[i - 1][1] != turns[i][1]
+            else None
+            for row, i in enumerate(live)
+        ]  # fmt: skip
+        phrases = [_Phrases.of(docs[row], values[i], before[row]) for row, i in enumerate(live)]
+        self._phrase_vectors.prime([text for found in phrases for text in found.texts()])
         out = [_empty(t, sp, at) for t, sp, at in turns]
         for row, i in enumerate(live):
             text, speaker, at = turns[i]
@@ -367,7 +360,6 @@ def command_clauses(doc: Doc) -> list[tuple[Token, str]]:
 
 Overlapped = Callable[[str, Callable[["Doc"], None]], "Doc"]
 """``(text, meanwhile) -> Doc``: a parse that runs ``meanwhile`` on the doc's syntax."""
-OverlappedMany = Callable[[Sequence[str], Callable[[list["Doc"]], None]], list["Doc"]]
 
 
 class _RecentParses:
@@ -418,15 +410,6 @@ def _then(parser: Callable[[str], Doc]) -> Overlapped:
         doc = parser(text)
         meanwhile(doc)
         return doc
-
-    return overlapped
-
-
-def _then_many(parser: Callable[[str], Doc]) -> OverlappedMany:
-    def overlapped(texts: Sequence[str], meanwhile: Callable[[list[Doc]], None]) -> list[Doc]:
-        docs = [parser(t) for t in texts]
-        meanwhile(docs)
-        return docs
 
     return overlapped
 

@@ -189,17 +189,11 @@ def _reading(doc: Any) -> list[tuple[str, ...]]:
 
 
 def test_entities_recognised_beside_the_phrases_give_the_docs_of_a_plain_parse() -> None:
-    """The recognizer beside the syntax (``parse_overlapped``, ``parse_many_overlapped``):
-    ``meanwhile`` gets the syntax (tags, lemmas, arcs), the result is the whole parse that
-    ``parse`` and ``nlp.pipe`` give, across more than one batch."""
-    from memory_core.context.extract.parse import (
-        BATCH_SIZE,
-        parse_many_overlapped,
-        parse_overlapped,
-        pipeline,
-    )
+    """The recognizer beside the syntax (``parse_overlapped``): ``meanwhile`` gets the
+    syntax (tags, lemmas, arcs), the result is the whole parse that ``parse`` gives."""
+    from memory_core.context.extract.parse import parse_overlapped
 
-    texts = [text for _, text in TURNS] * (BATCH_SIZE // len(TURNS) + 2)
+    texts = [text for _, text in TURNS] + ["", "😀😀 <b>markup</b>"]
     seen: list[list[tuple[str, str, str]]] = []
 
     def syntax(doc: Any) -> None:
@@ -208,9 +202,6 @@ def test_entities_recognised_beside_the_phrases_give_the_docs_of_a_plain_parse()
     docs = [parse_overlapped(text, syntax) for text in texts]
     assert [_reading(d) for d in docs] == [_reading(parse(t)) for t in texts]
     assert seen == [[(t.tag_, t.lemma_, t.dep_) for t in d] for d in docs]
-    many = parse_many_overlapped(texts, lambda ds: seen.append([("", "", "")] * len(ds)))
-    assert len(texts) > BATCH_SIZE and seen[-1] == [("", "", "")] * len(texts)
-    assert [_reading(d) for d in many] == [_reading(d) for d in pipeline().pipe(texts)]
 
 
 def test_an_error_beside_the_entities_is_raised_once_they_are_in() -> None:
