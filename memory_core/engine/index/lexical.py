@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import accumulate, chain
 
@@ -365,16 +365,10 @@ class LexicalIndex:
         """Forget documents; each affected term's postings are filtered once."""
         slots = list(slots)
         if len(slots) == 1:  # an eviction at capacity: no mask over every slot
-            slot = slots[0]
-            for term in set(self._forget(slot)):
-                held = self._postings[term]
-                if isinstance(held, int):
-                    if held >> _TF_BITS == slot:
-                        del self._postings[term]
-                    continue
-                held.remove_one(slot)
-                if held.n == 0:
-                    del self._postings[term]
+            (slot,) = slots
+            self._drop_postings(
+                set(self._forget(slot)), lambda s: s == slot, lambda held: held.remove_one(slot)
+            )
             return
         doomed = np.zeros(len(self._texts), dtype=bool)
         terms: set[str] = set()
@@ -383,13 +377,23 @@ class LexicalIndex:
             if tokens:
                 doomed[slot] = True
                 terms.update(tokens)
+        self._drop_postings(terms, lambda s: bool(doomed[s]), lambda held: held.remove(doomed))
+
+    def _drop_postings(
+        self,
+        terms: Iterable[str],
+        is_doomed: Callable[[int], bool],
+        drop: Callable[[_Postings], None],
+    ) -> None:
+        """Take the doomed documents out of each term's postings: a single posting (an int)
+        by ``is_doomed`` of its slot, a list by ``drop``; a term left with none goes."""
         for term in terms:
             held = self._postings[term]
             if isinstance(held, int):
-                if doomed[held >> _TF_BITS]:
+                if is_doomed(held >> _TF_BITS):
                     del self._postings[term]
                 continue
-            held.remove(doomed)
+            drop(held)
             if held.n == 0:
                 del self._postings[term]
 
