@@ -5,7 +5,8 @@ vectors, one main session and a few small ones, auto-link on). Export is
 ``save_snapshot`` (columnar copy under the lock, then encoding and writing). Load is
 ``load_snapshot`` in its parts: reading and checking the file, restoring the table,
 sessions, edges and the stored HNSW graph, and indexing (``AtlasState.index``: session
-lists and BM25 rebuilt from the texts; vectors only when no graph was stored). The same
+lists, BM25 from the stored postings, or from the texts in a file without them; vectors
+only when no graph was stored). The same
 members compressed (``np.savez_compressed``) are measured once, to show what compression
 would cost and save. Issue #15 target: export and load <= 1 s at 100k. ``make bench``
 measures it in ``benchmarks.worker`` on each size's engine atlas.
@@ -89,8 +90,8 @@ def _timed_index(samples: Samples) -> Iterator[None]:
     """Time the indexing step inside a restore (wraps ``AtlasState.index`` meanwhile)."""
     original: Callable[..., None] = AtlasState.index
 
-    def timed(state: AtlasState, slots: np.ndarray, vectors: np.ndarray) -> None:
-        samples.time(lambda: original(state, slots, vectors))
+    def timed(state: AtlasState, slots: np.ndarray, *args: Any) -> None:
+        samples.time(lambda: original(state, slots, *args))
 
     AtlasState.index = timed  # type: ignore[method-assign]
     try:

@@ -15,6 +15,7 @@ from memory_core.engine.events import EventBus
 from memory_core.engine.families import FamilyIndex
 from memory_core.engine.graph import EdgeStore
 from memory_core.engine.index import LexicalIndex, VectorIndex
+from memory_core.engine.index.lexical import PostingColumns
 from memory_core.engine.table import NodeTable
 
 
@@ -66,12 +67,19 @@ class AtlasState:
         """The session's slots, ascending (a copy)."""
         return np.sort(self.table.members(session.code))
 
-    def index(self, slots: np.ndarray, vectors: np.ndarray | None) -> None:
+    def index(
+        self,
+        slots: np.ndarray,
+        vectors: np.ndarray | None,
+        postings: PostingColumns | None = None,
+    ) -> None:
         """Make new memories findable: list them in their sessions, add their vectors and
         texts to the atlas-wide indexes. Their table rows (session and content included)
         must be filled; ``vectors[i]`` belongs to ``slots[i]``. The one entry point for
         inserts and snapshot restores alike; ``vectors.reconstruct`` reads vectors back.
-        ``vectors`` None: they are in the vector index already (a snapshot's HNSW graph)."""
+        ``vectors`` None: they are in the vector index already (a snapshot's HNSW graph);
+        ``postings``: the texts' BM25 postings, saved by a snapshot (by slot), for an
+        empty index to adopt instead of tokenising the texts."""
         table = self.table
         codes = table.session[slots]
         if vectors is not None:
@@ -82,7 +90,11 @@ class AtlasState:
             self.lexical.add(slot, str(table.contents[slot]), code)
         else:
             table.join_many(slots, codes)
-            self.lexical.add_many(slots, [str(table.contents[s]) for s in slots.tolist()], codes)
+            texts = [str(table.contents[s]) for s in slots.tolist()]
+            if postings is None:
+                self.lexical.add_many(slots, texts, codes)
+            else:
+                self.lexical.restore(slots, texts, codes, postings)
 
     def new_id(self) -> str:
         while True:

@@ -10,12 +10,14 @@ or the whole atlas's, so scores of documents from different sessions are compara
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate, chain
+from itertools import accumulate, chain, compress
 
 import numpy as np
 
@@ -138,6 +140,14 @@ def _term(word: str) -> str | None:
     return word
 
 
+_PROBE = "Seats, glasses and a bus: I'm at Joe's rock'n'roll bar at 9 with 42 dogs."
+TOKENIZER = hashlib.sha256(
+    repr((_WORD.pattern, _CHUNK_BYTES, sorted(STOPWORDS), tokenize(_PROBE))).encode()
+).hexdigest()[:16]
+"""Names how texts become terms (the word pattern, the stopwords, and what they and the
+plural fold make of a probe sentence): saved postings are used only by the tokenizer that
+made them (``snapshot.lexical``); a change to any of these gives another name."""
+
 _TF_BITS = 32
 """A term held by one document is stored as one int, ``slot << _TF_BITS | tf``: most terms
 of a large atlas (ids, numbers, names) occur once, and a ``_Postings`` with its two arrays
@@ -148,20 +158,37 @@ _SHORT = 64
 
 
 class _Postings:
-    """One term's (slot, term frequency) pairs, once two or more documents hold it."""
+    """One term's (slot, term frequency) pairs, once two or more documents hold it.
 
-    __slots__ = ("n", "slots", "tf")
+    ``generation`` is the index's generation it was made in: a ``LexicalIndex.freeze``
+    starts a new one, and the index copies a postings object of an older generation
+    before changing it, so what a freeze holds never changes."""
 
-    def __init__(self, slots: np.ndarray | None = None, tf: np.ndarray | None = None) -> None:
+    __slots__ = ("generation", "n", "slots", "tf")
+
+    def __init__(
+        self, generation: int, slots: np.ndarray | None = None, tf: np.ndarray | None = None
+    ) -> None:
+        self.generation = generation
         self.slots = np.empty(4, dtype=np.int32) if slots is None else slots
         self.tf = np.empty(4, dtype=np.float32) if tf is None else tf
         self.n = 0 if slots is None else len(slots)
 
     @classmethod
-    def of_one(cls, code: int) -> _Postings:
+    def of_one(cls, generation: int, code: int) -> _Postings:
         """The postings of a term held by one document so far (its ``code``)."""
-        postings = cls()
+        postings = cls(generation)
         postings.append(code >> _TF_BITS, code & _TF_MASK)
+        return postings
+
+    def copy(self, generation: int) -> _Postings:
+        """The same postings in arrays of their own, with room to grow by one."""
+        n = self.n
+        slots = np.empty(n + 1, dtype=np.int32)
+        tf = np.empty(n + 1, dtype=np.float32)
+        slots[:n], tf[:n] = self.slots[:n], self.tf[:n]
+        postings = _Postings(generation, slots, tf)
+        postings.n = n
         return postings
 
     def append(self, slot: int, tf: float) -> None:
@@ -219,6 +246,45 @@ class _Postings:
             self.n = kept
 
 
+@dataclass(frozen=True, slots=True)
+class PostingColumns:
+    """A lexical index's postings as flat arrays (how a snapshot stores them): term ``i``
+    holds ``counts[i]`` postings, the next ``counts[i]`` entries of ``slots`` and ``tf``
+    (whole term frequencies), in the index's own order."""
+
+    terms: list[str]
+    counts: np.ndarray  # ints >= 1
+    slots: np.ndarray  # ints
+    tf: np.ndarray  # ints >= 1
+
+
+def posting_columns(frozen: dict[str, _Postings | int]) -> PostingColumns:
+    """The postings of a ``LexicalIndex.freeze`` as columns: the terms held by one
+    document first (one int each, taken apart in one numpy pass), then the others."""
+    singles: list[str] = []
+    codes: list[int] = []
+    shared: dict[str, _Postings] = {}
+    for term, held in frozen.items():
+        if isinstance(held, int):
+            singles.append(term)
+            codes.append(held)
+        else:
+            shared[term] = held
+    packed = np.array(codes, dtype=np.int64)
+    slots: list[np.ndarray] = [packed >> _TF_BITS]
+    tf: list[np.ndarray] = [packed & _TF_MASK]
+    for held in shared.values():
+        slots.append(held.slots[: held.n])
+        tf.append(held.tf[: held.n])
+    counts = [1] * len(singles) + [held.n for held in shared.values()]
+    return PostingColumns(
+        terms=singles + list(shared),
+        counts=np.array(counts, dtype=np.int64),
+        slots=np.concatenate(slots).astype(np.int64),
+        tf=np.concatenate(tf).astype(np.int32),
+    )
+
+
 class LexicalIndex:
     """BM25 (k1=1.2, b=0.75) over documents identified by int slot (< 2**31).
 
@@ -230,6 +296,7 @@ class LexicalIndex:
 
     __slots__ = (
         "_dl",
+        "_generation",
         "_group",
         "_group_docs",
         "_group_len",
@@ -252,6 +319,7 @@ class LexicalIndex:
         self._group_len: dict[int, int] = {}  # group -> summed document lengths
         self._n_docs = 0
         self._total_len = 0
+        self._generation = 0  # bumped by freeze: older postings are copied before a change
 
     def __len__(self) -> int:
         return self._n_docs
@@ -270,10 +338,10 @@ class LexicalIndex:
             if held is None:
                 self._postings[term] = int(slot) << _TF_BITS | tf
             elif isinstance(held, int):
-                self._postings[term] = postings = _Postings.of_one(held)
+                self._postings[term] = postings = _Postings.of_one(self._generation, held)
                 postings.append(slot, tf)
             else:
-                held.append(slot, tf)
+                self._own(term, held).append(slot, tf)
         if slot >= len(self._texts):
             self._texts.extend([None] * (slot + 1 - len(self._texts)))
             self._dl = _grown(self._dl, slot + 1)
@@ -336,11 +404,19 @@ class LexicalIndex:
             if stored is None and end - start == 1:
                 self._postings[term] = int(posted[start]) << _TF_BITS | int(counts[start])
             elif stored is None:  # copies: a view would keep the whole batch's array alive
-                self._postings[term] = _Postings(posted[start:end].copy(), counts[start:end].copy())
+                self._postings[term] = _Postings(
+                    self._generation, posted[start:end].copy(), counts[start:end].copy()
+                )
             else:
                 if isinstance(stored, int):
-                    stored = self._postings[term] = _Postings.of_one(stored)
-                stored.extend(posted[start:end], counts[start:end])
+                    stored = self._postings[term] = _Postings.of_one(self._generation, stored)
+                self._own(term, stored).extend(posted[start:end], counts[start:end])
+        self._enter(slots, texts, groups, lengths)
+
+    def _enter(
+        self, slots: np.ndarray, texts: Sequence[str], groups: np.ndarray, lengths: np.ndarray
+    ) -> None:
+        """Count in new documents (their postings are in already): texts, lengths, groups."""
         top = int(slots.max()) + 1
         if top > len(self._texts):
             self._texts.extend([None] * (top - len(self._texts)))
@@ -388,14 +464,68 @@ class LexicalIndex:
         """Take the doomed documents out of each term's postings: a single posting (an int)
         by ``is_doomed`` of its slot, a list by ``drop``; a term left with none goes."""
         for term in terms:
-            held = self._postings[term]
+            held = self._postings.get(term)
+            if held is None:  # only a snapshot's postings that disagree with its texts
+                continue
             if isinstance(held, int):
                 if is_doomed(held >> _TF_BITS):
                     del self._postings[term]
                 continue
+            held = self._own(term, held)
             drop(held)
             if held.n == 0:
                 del self._postings[term]
+
+    def _own(self, term: str, held: _Postings) -> _Postings:
+        """``term``'s postings, safe to change: a copy in their place when a freeze may
+        hold them (made before its generation)."""
+        if held.generation == self._generation:
+            return held
+        self._postings[term] = copy = held.copy(self._generation)
+        return copy
+
+    def freeze(self) -> dict[str, _Postings | int]:
+        """Every term's postings as they are now, unchanged by later adds and removals
+        (the index copies a term's postings before it next changes them): a snapshot
+        takes them under the atlas lock in one dict copy, and reads them outside it
+        (``posting_columns``)."""
+        self._generation += 1
+        return dict(self._postings)
+
+    def restore(
+        self, slots: np.ndarray, texts: Sequence[str], groups: np.ndarray, saved: PostingColumns
+    ) -> None:
+        """Fill an empty index with documents whose postings were saved (``posting_columns``
+        of a freeze, their slots already the ones given here): what ``add_many`` of the
+        same texts builds, without tokenising them. Document lengths are the summed term
+        frequencies of each slot. A term's postings are views of the saved arrays."""
+        if self._n_docs or self._postings:
+            raise IndexError_("lexical index restore needs an empty index")
+        slots = np.asarray(slots, dtype=np.int64).reshape(-1)
+        if len(slots) != len(texts) or len(slots) != len(groups):
+            raise IndexError_(f"{len(slots)} slots for {len(texts)} texts, {len(groups)} groups")
+        if not len(slots):
+            return
+        counts = saved.counts.astype(np.int64, copy=False)
+        posted = saved.slots.astype(np.int32, copy=False)
+        tf = saved.tf.astype(np.float32)
+        single = counts == 1
+        starts = np.cumsum(counts) - counts
+        firsts = starts[single]
+        codes = posted[firsts].astype(np.int64) << _TF_BITS | saved.tf[firsts].astype(np.int64)
+        terms = list(map(sys.intern, saved.terms))
+        postings: dict[str, _Postings | int] = dict(
+            zip(compress(terms, single.tolist()), codes.tolist(), strict=True)
+        )
+        for at in np.flatnonzero(~single).tolist():
+            start, end = int(starts[at]), int(starts[at] + counts[at])
+            postings[terms[at]] = _Postings(self._generation, posted[start:end], tf[start:end])
+        if len(postings) != len(terms):
+            raise IndexError_("saved lexical postings name a term twice")
+        top = int(slots.max()) + 1
+        lengths = np.bincount(posted, weights=tf, minlength=top)[slots].astype(np.int64)
+        self._postings = postings
+        self._enter(slots, texts, groups, lengths)
 
     def _forget(self, slot: int) -> tuple[str, ...]:
         """Take a document out of the counts; its terms (none when the slot holds none)."""

@@ -5,8 +5,9 @@ sessions, counters and id generator state as the saved one. ``layout`` describes
 file, ``capture`` takes a snapshot, ``load`` reads and checks one (``legacy`` reads the
 older layout), ``restore`` fills an atlas from it, ``sections`` carries named extra
 data that other parts keep beside the atlas (the engine reads them back as bytes, never
-inside). Index structures are never stored: restore hands the loaded vectors and texts
-to the atlas's own ``AtlasState.index``.
+inside). Restore hands the loaded vectors and texts to the atlas's own
+``AtlasState.index``, with what the file holds of the indexes themselves (``hnsw``: the
+vector index's graph; ``lexical``: the BM25 postings), so neither is rebuilt.
 """
 
 from memory_core.engine.snapshot.capture import Capture, Frozen, capture, complete, freeze, write

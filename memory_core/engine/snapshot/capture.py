@@ -3,7 +3,8 @@
 ``freeze`` runs under the lock and copies only what can change: the node columns (a
 gather each), the table's lists by reference (a list copy: texts, ids and provenance
 are immutable, and metadata dicts are replaced, never edited, once stored), the edge
-arrays, the HNSW links and the header. The vectors are not copied there: a stored row
+arrays, the HNSW links, the BM25 postings (one dict copy: the index copies a term's
+postings before it next changes them) and the header. The vectors are not copied there: a stored row
 never changes, so ``complete`` gathers them afterwards a chunk at a time, with no lock
 for an HNSW index's float16 rows (their array at the freeze stays whole) and each chunk
 under the lock for a few milliseconds for an exact index's (an add may move that
@@ -25,7 +26,7 @@ from numpy.lib import format as npy
 from memory_core.engine.graph import RELATIONS, FrozenEdges
 from memory_core.engine.index.vector import PinnedRows
 from memory_core.engine.model import KIND_CODES, STATUS_CODES
-from memory_core.engine.snapshot import hnsw
+from memory_core.engine.snapshot import hnsw, lexical
 from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
@@ -66,6 +67,7 @@ class Frozen:
     edges: FrozenEdges
     vectors: PinnedRows
     deleted: PinnedRows | None
+    postings: dict[str, Any]  # LexicalIndex.freeze()
 
 
 def capture(state: AtlasState) -> Capture:
@@ -107,6 +109,7 @@ def freeze(state: AtlasState) -> Frozen:
         edges=state.edges.freeze(),
         vectors=state.vectors.pin(slots),
         deleted=deleted,
+        postings=state.lexical.freeze(),
     )
 
 
@@ -120,6 +123,7 @@ def complete(frozen: Frozen, lock: AbstractContextManager[Any]) -> Capture:
     if frozen.deleted is not None:
         graph["graph_deleted"] = frozen.deleted.read(lock)
         arrays.update({name: graph[name] for name in hnsw.WRITTEN})
+    arrays.update(lexical.capture(frozen.postings, frozen.row_of) or {})
     ids, contents, metadata, provenance = frozen.by_slot
     order = frozen.order.tolist()
     return Capture(
@@ -157,6 +161,7 @@ def _header(state: AtlasState, count: int, graph: dict[str, Any] | None) -> dict
         "relations": [r.value for r in RELATIONS],
         "count": count,
         "graph": graph,
+        "lexical": None,  # set by ``write`` when the postings are stored
     }
 
 
@@ -174,9 +179,13 @@ def _edges(edges: FrozenEdges, row_of: np.ndarray) -> dict[str, np.ndarray]:
 def write(snapshot: Capture, path: Path) -> Path:
     """Encode and write a capture, uncompressed (needs no lock)."""
     arrays: dict[str, Any] = dict(snapshot.arrays)
-    arrays[HEADER] = _json_bytes(snapshot.header)
-    for name, texts in (("ids", snapshot.ids), ("contents", snapshot.contents)):
-        arrays[f"{name}_offsets"], arrays[f"{name}_blob"] = pack_texts(texts)
+    texts = {name: pack_texts(getattr(snapshot, name)) for name in ("ids", "contents")}
+    header = snapshot.header
+    if lexical.MEMBERS[0] in arrays:  # the postings are bound to the texts they index
+        header = {**header, "lexical": lexical.header(texts["contents"][1])}
+    arrays[HEADER] = _json_bytes(header)
+    for name, (offsets, blob) in texts.items():
+        arrays[f"{name}_offsets"], arrays[f"{name}_blob"] = offsets, blob
     arrays["metadata_json"] = _json_bytes(snapshot.metadata)
     arrays["provenance_json"] = _json_bytes(snapshot.provenance)
     path.parent.mkdir(parents=True, exist_ok=True)

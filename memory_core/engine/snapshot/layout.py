@@ -5,8 +5,9 @@ A snapshot is an uncompressed zip of ``.npy`` members (as ``np.savez`` writes it
 JSON header (format, config, clock, counters, sessions, code tables), one array per node column
 (row ``i`` of every column is the ``i``-th live memory), the embeddings as one float32
 matrix, edges as four parallel arrays, ids and texts as utf-8 blobs with offsets, and
-metadata and provenance as one JSON array each (one C parse, not one per memory), and
-the vector index's HNSW graph when it has one (``hnsw``).
+metadata and provenance as one JSON array each (one C parse, not one per memory),
+the vector index's HNSW graph when it has one (``hnsw``) and the BM25 postings
+(``lexical``; both optional: a file without them rebuilds that index).
 Zip stores a CRC-32 per member, so a flipped byte is caught without compression.
 """
 
@@ -123,6 +124,24 @@ def unpack_texts(offsets: np.ndarray, blob: np.ndarray) -> list[str]:
     data = blob.tobytes()
     ends = offsets.tolist()
     return [data[a:b].decode() for a, b in pairwise(ends)]
+
+
+def read_texts(arrays: dict[str, np.ndarray], name: str) -> list[str]:
+    """The strings packed as ``<name>_offsets`` and ``<name>_blob``, after checking both;
+    ``Refusal`` naming what is wrong (UnicodeDecodeError if the blob is not utf-8)."""
+    for member in (f"{name}_offsets", f"{name}_blob"):
+        if member not in arrays:
+            raise Refusal(f"lacks the member {member!r}")
+    offsets, blob = arrays[f"{name}_offsets"], arrays[f"{name}_blob"]
+    if offsets.dtype != np.int64 or offsets.ndim != 1 or blob.dtype != np.uint8:
+        raise Refusal(f"{name}_offsets/{name}_blob must be int64 offsets and uint8 bytes")
+    steps = np.diff(offsets)
+    if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) or (steps < 0).any():
+        raise Refusal(
+            f"{name}_offsets must rise from 0 to the blob's length {len(blob)}, "
+            f"got {len(offsets)} offsets ending at {offsets[-1] if len(offsets) else None}"
+        )
+    return unpack_texts(offsets, blob)
 
 
 @dataclass(slots=True)

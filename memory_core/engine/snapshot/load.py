@@ -21,8 +21,9 @@ import numpy as np
 
 from memory_core.engine.config import AtlasConfig
 from memory_core.engine.graph import RELATIONS
+from memory_core.engine.index.lexical import PostingColumns
 from memory_core.engine.model import KIND_CODES, STATUS_CODES
-from memory_core.engine.snapshot import hnsw, legacy, npy_member
+from memory_core.engine.snapshot import hnsw, legacy, lexical, npy_member
 from memory_core.engine.snapshot.layout import (
     CODE_COLUMNS,
     EDGE_COLUMNS,
@@ -35,7 +36,7 @@ from memory_core.engine.snapshot.layout import (
     Column,
     Raw,
     Refusal,
-    unpack_texts,
+    read_texts,
 )
 from memory_core.engine.snapshot.paused import collection_paused
 from memory_core.engine.snapshot.sections import is_section
@@ -63,6 +64,7 @@ class SnapshotData:
     embeddings: np.ndarray
     edges: dict[str, np.ndarray]  # edge columns, relation as an index into RELATIONS
     graph: dict[str, np.ndarray] | None  # the HNSW graph's members (header["graph"] says how)
+    postings: PostingColumns | None  # the BM25 postings by memory row, when stored and usable
     ids: list[str]
     contents: list[str]
     metadata: list[dict[str, Any] | None]
@@ -87,18 +89,7 @@ def _open(path: Path) -> Raw:
             return legacy.read(npz)
         arrays = {name: npy_member.read(npz, name) for name in npz.files if not is_section(name)}
     header = _json(arrays, HEADER)
-    texts = {}
-    for name in TEXT_COLUMNS:
-        offsets, blob = _member(arrays, f"{name}_offsets"), _member(arrays, f"{name}_blob")
-        if offsets.dtype != np.int64 or offsets.ndim != 1 or blob.dtype != np.uint8:
-            raise Refusal(f"{name}_offsets/{name}_blob must be int64 offsets and uint8 bytes")
-        steps = np.diff(offsets)
-        if len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != len(blob) or (steps < 0).any():
-            raise Refusal(
-                f"{name}_offsets must rise from 0 to the blob's length {len(blob)}, "
-                f"got {len(offsets)} offsets ending at {offsets[-1] if len(offsets) else None}"
-            )
-        texts[name] = unpack_texts(offsets, blob)
+    texts = {name: read_texts(arrays, name) for name in TEXT_COLUMNS}
     return Raw(
         header,
         arrays,
@@ -173,6 +164,7 @@ def _check(raw: Raw) -> SnapshotData:
     if header.setdefault("graph", None) is not None:
         hnsw.check(header["graph"], arrays, n, dim, config.hnsw_m)
         graph = {name: arrays[name] for name in hnsw.WRITTEN if name in arrays}
+    postings = lexical.check(header.setdefault("lexical", None), arrays, n)
     return SnapshotData(
         config,
         header,
@@ -180,6 +172,7 @@ def _check(raw: Raw) -> SnapshotData:
         embeddings,
         edges,
         graph,
+        postings,
         _strings(raw.ids, "ids", n, unique=True),
         _strings(raw.contents, "contents", n),
         _metadata(raw.metadata, n),

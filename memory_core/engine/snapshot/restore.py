@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, deque
+from dataclasses import replace
 
 import numpy as np
 
@@ -63,8 +64,11 @@ def _restore(state: AtlasState, data: SnapshotData) -> None:
             index, exact, np.where(rows >= 0, slots[np.maximum(rows, 0)] if n else rows, -1)
         )
         vectors = None
+    postings = data.postings
+    if postings is not None:  # by memory row: rows are slots in a fresh table, mapped anyway
+        postings = replace(postings, slots=slots[postings.slots])
     if n:
-        state.index(slots, vectors)  # the atlas's one entry point for new memories
+        state.index(slots, vectors, postings)  # the atlas's one entry point for new memories
     state.counters = Counter(header["counters"])
     state.last_decay = header["last_decay"]
     version, internal, gauss = header["rng"]
