@@ -28,6 +28,10 @@ one word of that weight with the query: it neither adds to its own words' score 
 outranks a closer or more lexically similar memory by being hinted. Hints take no part
 in fusion or graph expansion.
 
+A superseded or deprecated candidate is not returned, but hands its score to the active
+memory that superseded it (``_forwarded``): the question it answered best is now answered by
+its replacement, whatever the replacement's own wording.
+
 Only candidates are touched: the cost depends on the number of candidates, not on the
 size of the atlas nor on how many sessions it holds. Dense and BM25 candidates come from
 the atlas-wide indexes, scoped to the home session when ``cross_session`` is off; a
@@ -46,8 +50,16 @@ import numpy as np
 
 from memory_core.engine import overlap
 from memory_core.engine.decay import composite_weight
+from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 from memory_core.engine.state import AtlasState, SessionState
-from memory_core.engine.table import ACTIVE_CODE
+from memory_core.engine.table import ACTIVE_CODE, kind_code, status_code
+
+_SUPERSEDED_CODE = status_code(MemoryStatus.SUPERSEDED)
+_DEPRECATED_CODE = status_code(MemoryStatus.DEPRECATED)
+_SUMMARY_CODE = kind_code(MemoryKind.SUMMARY)
+_NONE = np.empty(0, np.int64)
+_FORWARD_HOPS = 4
+"""How long a chain of replacements a superseded hit may follow to an active memory."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -94,10 +106,12 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     # BM25 goes to the helper, the vector search stays here: the longer piece then starts
     # without the hand-off and its Python after FAISS does not queue for the GIL behind
     # BM25's (100k, idle box, per-call alternation: wall p50 0.94x, docs/performance.md)
-    (lex_slots, lex_scores), (dense_slots, dense_sims) = overlap.both(
-        lambda: _lexical(state, scope, query, now),
-        lambda: _dense(state, scope, query, now),
-        overlap=_overlaps(state),
+    (lex_slots, lex_scores, lex_forwarded), (dense_slots, dense_sims, dense_forwarded) = (
+        overlap.both(
+            lambda: _lexical(state, scope, query, now),
+            lambda: _dense(state, scope, query, now),
+            overlap=_overlaps(state),
+        )
     )
 
     fused = _fuse((dense_slots, lex_slots), cfg.rrf_k)
@@ -110,7 +124,13 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
             order = np.lexsort((graph_slots, -graph_scores))
             graph_slots, graph_scores = graph_slots[order], graph_scores[order]
     hint_slots, hint_scores = _hinted(state, query, now, scope)
-    lists = {"dense": dense_slots, "lexical": lex_slots, "graph": graph_slots, "hint": hint_slots}
+    lists = {
+        "dense": dense_slots,
+        "lexical": lex_slots,
+        "graph": graph_slots,
+        "hint": hint_slots,
+        "replaces": np.concatenate((dense_forwarded, lex_forwarded)),
+    }
     slots = _distinct(np.concatenate(tuple(lists.values())))  # every candidate once
     if not len(slots):
         return _empty()
@@ -206,9 +226,12 @@ Search = Callable[[int], tuple[np.ndarray, np.ndarray]]
 """k -> (scores, slots) best first: one index's top-k within the scope."""
 
 
-def _dense(
-    state: AtlasState, scope: SessionState | None, query: Query, now: float
-) -> tuple[np.ndarray, np.ndarray]:
+Candidates = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(slots, scores) best first, and the slots among them reached through a memory they
+replaced (``_forwarded``)."""
+
+
+def _dense(state: AtlasState, scope: SessionState | None, query: Query, now: float) -> Candidates:
     code = None if scope is None else scope.code
     among = None if code is None else _among(state, code)
     k = state.config.dense_candidates
@@ -223,9 +246,7 @@ def _dense(
     )
 
 
-def _lexical(
-    state: AtlasState, scope: SessionState | None, query: Query, now: float
-) -> tuple[np.ndarray, np.ndarray]:
+def _lexical(state: AtlasState, scope: SessionState | None, query: Query, now: float) -> Candidates:
     group = None if scope is None else scope.code
     return _candidates(
         state,
@@ -288,11 +309,11 @@ def _candidates(
     scope: SessionState | None,
     *,
     depth: int | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> Candidates:
     """The ``k`` best eligible (slots, scores), searched ``depth`` deep (default ``k``) and
-    deeper while filters thin them."""
+    deeper while filters thin them, with what replaced the superseded ones among them."""
     if k == 0:
-        return np.empty(0, np.int64), np.empty(0, np.float32)
+        return np.empty(0, np.int64), np.empty(0, np.float32), _NONE
     depth = depth or k
     while True:
         scores, slots = search(depth)
@@ -300,9 +321,81 @@ def _candidates(
         if np.count_nonzero(keep) >= k or len(slots) < depth:
             break
         depth *= 4
-    slots, scores = slots[keep], scores[keep]
+    slots, scores, forwarded = (
+        (slots, scores, _NONE)
+        if keep.all()
+        else _forwarded(state, slots, scores, keep, query, now, scope)
+    )
     order = np.lexsort((slots, -scores))[:k]
-    return slots[order], scores[order]
+    return slots[order], scores[order], forwarded
+
+
+def _forwarded(
+    state: AtlasState,
+    slots: np.ndarray,
+    scores: np.ndarray,
+    keep: np.ndarray,
+    query: Query,
+    now: float,
+    scope: SessionState | None,
+) -> Candidates:
+    """The eligible hits, plus what replaced the hits that were superseded.
+
+    A question that best matches an outdated statement ("how do I get home?" against
+    "bring me back from Munich on the 12th") is asking about what the statement said, and
+    the answer now is the memory that superseded it ("return from Zurich instead"), whose
+    own wording may be far from the question. So a superseded or deprecated hit hands its
+    score to the active memory that ``supersedes`` it (following a chain of at most
+    ``_FORWARD_HOPS``), which keeps the larger of that and its own score. Forgotten
+    (tombstoned) memories forward nothing: the user asked for them to be gone. Nor do
+    summaries: a summary is retired because it quoted an outdated statement, and its
+    re-issue is the same summary without it, not an answer to what the outdated part said.
+    """
+    table = state.table
+    dropped = np.flatnonzero(~keep)
+    held = slots[dropped]
+    status = table.status[held]
+    outdated = dropped[
+        table.alive[held]
+        & ((status == _SUPERSEDED_CODE) | (status == _DEPRECATED_CODE))
+        & (table.kind[held] != _SUMMARY_CODE)
+    ]
+    if not len(outdated):
+        return slots[keep], scores[keep], _NONE
+    best = dict(zip(slots[keep].tolist(), scores[keep].tolist(), strict=True))
+    forwarded: list[int] = []
+    for position in outdated.tolist():
+        replacement = _replacement(state, int(slots[position]))
+        if replacement is None:
+            continue
+        score = float(scores[position])
+        if (
+            score > best.get(replacement, -math.inf)
+            and _eligible(state, np.array([replacement]), query, now, scope)[0]
+        ):
+            best[replacement] = score
+            forwarded.append(replacement)
+    out_slots = np.fromiter(best, dtype=np.int64, count=len(best))
+    out_scores = np.fromiter(best.values(), dtype=scores.dtype, count=len(best))
+    return out_slots, out_scores, np.array(forwarded, dtype=np.int64)
+
+
+def _replacement(state: AtlasState, slot: int) -> int | None:
+    """The active memory that (through at most ``_FORWARD_HOPS`` replacements) supersedes
+    ``slot``, or None."""
+    table = state.table
+    for _ in range(_FORWARD_HOPS):
+        newer = [
+            source
+            for source, target, relation, _strength in state.edges.relations(slot)
+            if relation is Relation.SUPERSEDES and target == slot and source != slot
+        ]
+        if not newer:
+            return None
+        slot = max(newer, key=lambda s: (table.created[s], s))  # the latest replacement
+        if table.status[slot] == ACTIVE_CODE:
+            return slot
+    return None
 
 
 def _eligible(

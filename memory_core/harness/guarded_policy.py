@@ -7,10 +7,10 @@ automatic resolution does to recall of superseded facts and their replacements.
 Raw conversation turns are long and chatty, unlike the one-fact writes the library's
 default thresholds are meant for, so replays use stricter ones (``TURN_POLICY``) and
 trust the assistant's own turns less than the user's (``SPEAKER_CONFIDENCE``). On the
-eight sample sessions (MiniLM, full capacity) this hides 13/30 superseded facts (10/30
-without the guard) and recalls 75/91 expected facts (74/91); the numbers per conversation
-and under capacity pressure are in docs/conflicts.md. These values were chosen on those
-same sessions: not an unseen-data score.
+eight sample sessions (MiniLM, full capacity, 6 Dec 2026) this hides 11/30 superseded facts
+and recalls 75/91 expected facts (docs/harness.md, "Through the conflict guard"; earlier
+numbers per conversation and under capacity pressure in docs/conflicts.md). These values
+were chosen on those same sessions: not an unseen-data score.
 """
 
 from __future__ import annotations

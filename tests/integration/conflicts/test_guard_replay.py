@@ -54,15 +54,7 @@ def facts(conversation_id: str, *, conflicts: bool) -> dict[str, FactOutcome]:
                 "kf-mornings is forgotten since the replay tags one user per conversation",
             ),
         ),
-        pytest.param(
-            "trip-approval",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="issue 16: with the claim judge the 6,000-euro cap turn is kept (not "
-                "superseded) but ranks out of the probe's top 10; the 5,000 cap and the Munich "
-                "return leg are forgotten as before",
-            ),
-        ),
+        "trip-approval",
     ],
 )
 def test_guard_forgets_superseded_facts_and_recalls_replacements(conversation_id: str) -> None:
