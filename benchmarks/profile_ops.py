@@ -49,7 +49,6 @@ from benchmarks.operations import (
 from benchmarks.worker import N_QUERIES
 from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
-from memory_core.engine.linking import worker_cpu_ns
 
 OPS = ("add", "retrieve", "decay")
 
@@ -115,8 +114,6 @@ class _Runner:
         )
         self._pool = itertools.cycle(range(size, len(self.data.texts)))
         self.clocks = _Clocks()
-        self.links: list[float] = []
-        """CPU ms of each add's deferred links (0 where the add made them itself)."""
 
     def index_kind(self) -> str:
         return self.atlas._s.vectors.kind  # private, read-only use
@@ -134,17 +131,12 @@ class _Runner:
         )
 
     def add(self, _: int = 0) -> float:
-        """One add with auto-link, deleted again untimed (as in the benchmark). Links the
-        add left to the link worker (``engine.linking``) are made before the delete, and
-        their CPU, on whichever thread made them, goes to ``links`` (not the add's time)."""
+        """One add with auto-link, deleted again untimed (as in the benchmark)."""
         i, before = next(self._pool), len(self.atlas)
         data = self.data
         ms, node = self.clocks.cpu_ms(
             lambda: self.atlas.add(data.texts[i], session_id=MAIN, embedding=data.vectors[i])
         )
-        worker, own = worker_cpu_ns(), time.thread_time_ns()
-        self.atlas.settle()
-        self.links.append((time.thread_time_ns() - own + worker_cpu_ns() - worker) / 1e6)
         if len(self.atlas) > before:
             self.atlas.delete(node.id)
         self.clock.advance(1.0)
@@ -236,13 +228,11 @@ def _alternated(runner: _Runner, other: _OtherTree, op: str, n: int, root: Path)
         if i % 2:
             here.append(fn(i))
     ratio = np.median(here) / np.median(there[0])
-    links = [_line("add's links here", runner.links[-n:], "CPU after")] if op == "add" else []
     return "\n".join(
         (
             f"{op}: this tree vs {root}, call by call (load {load:.2f} -> {os.getloadavg()[0]:.2f})",
             _line(f"{op} here", here),
             _line(f"{op} here", runner.clocks.wall, "wall"),
-            *links,
             _line(f"{op} there", there[0]),
             _line(f"{op} there", there[1], "wall"),
             f"{op}: CPU p50 here / there {ratio:.3f}",
@@ -287,8 +277,6 @@ def main(argv: list[str] | None = None) -> int:
         print(_line(op, [fn(i) for i in range(n)]), flush=True)
         print(runner.clocks.lines(op), flush=True)
         print(f"{op}: {runner.index_note(kind)}", flush=True)
-        if op == "add":
-            print(_line("add's links", runner.links, "CPU after the call"), flush=True)
         if args.profile:
             print(_profiled(fn, max(n // 2, 5)), flush=True)
         if args.breakdown and op in stages:

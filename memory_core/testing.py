@@ -23,10 +23,9 @@ from memory_core.engine.events import AtlasEvent
 if TYPE_CHECKING:
     from memory_core.engine.atlas import ElasticMemoryAtlas
 
-_UNTRACKED_STATS = ("retrievals", "now", "embedder", "links_deferred", "late_duplicates")
-"""Stats a copy need not share: reads that reinforce nothing publish nothing, a copy
-keeps its own clock and embedder object, and how an add's links were made (at once or
-by the link worker, ``engine.linking``) is the writer's own affair."""
+_UNTRACKED_STATS = ("retrievals", "now", "embedder")
+"""Stats a copy need not share: reads that reinforce nothing publish nothing, and a copy
+keeps its own clock and embedder object."""
 
 
 class EventRecorder:

@@ -14,6 +14,7 @@ construction, reconfiguration, events and snapshots.
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -32,7 +33,6 @@ from memory_core.engine.importance import (
     information_density,
 )
 from memory_core.engine.index import LexicalIndex
-from memory_core.engine.linking import PendingQueue
 from memory_core.engine.preload import preload_word_frequencies
 from memory_core.engine.state import AtlasState, vector_index
 from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer
@@ -90,8 +90,7 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
         self._importance = importance
         self._summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self._write_filter = write_filter
-        self._links = PendingQueue(self._s)
-        self._lock = self._links.lock
+        self._lock = threading.RLock()
 
     def reconfigure(self, config: AtlasConfig) -> None:
         """Use ``config`` from now on (decay, forgetting, linking, retrieval parameters).
@@ -113,14 +112,6 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
             self._s.config = config
             if self._s.bus.active:
                 self._emit(ConfigChanged, config=config.to_dict())
-
-    def settle(self) -> None:
-        """Make the links an add left to the link worker now (``engine.linking``).
-
-        Every other call does this first anyway, so nothing reads a graph without them;
-        this is for code that must know they are made (a test, a benchmark's timing)."""
-        with self._lock:
-            pass  # taking the lock settles them
 
     def __len__(self) -> int:
         return len(self._s.table)

@@ -7,6 +7,7 @@ decay pass every write and read may trigger, and slot, event and weight helpers.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +19,6 @@ from memory_core.engine.clock import Clock
 from memory_core.engine.config import AtlasConfig
 from memory_core.engine.decay import composite_weight
 from memory_core.engine.events import AtlasEvent, MemoryReinforced
-from memory_core.engine.linking import SettlingLock
 from memory_core.engine.model import MemoryNode
 from memory_core.engine.state import AtlasState, SessionState
 from memory_core.errors import NotFoundError
@@ -28,7 +28,7 @@ class AtlasBase:
     """Shared state and helpers of the atlas's mixins (never used on its own)."""
 
     _s: AtlasState
-    _lock: SettlingLock
+    _lock: threading.RLock
 
     # ------------------------------------------------------------------ properties
     @property
@@ -44,9 +44,8 @@ class AtlasBase:
         return self._s.embedder
 
     @property
-    def lock(self) -> SettlingLock:
-        """The atlas's lock (re-entrant), for callers that need several calls to be
-        atomic; taking it makes any links an add left pending (``engine.linking``)."""
+    def lock(self) -> threading.RLock:
+        """The atlas's lock, for callers that need several calls to be atomic."""
         return self._lock
 
     def decay(self) -> dict[str, int]:

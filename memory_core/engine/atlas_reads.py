@@ -234,8 +234,6 @@ class ReadMixin(AtlasBase):
                 "merged": counters["merged"],
                 "retrievals": counters["retrievals"],
                 "decay_passes": counters["decay_passes"],
-                "links_deferred": counters["links_deferred"],
-                "late_duplicates": counters["late_duplicates"],
                 "evicted": {
                     r.value: counters[f"evicted:{r.value}"]
                     for r in EvictionReason

@@ -16,13 +16,6 @@ from memory_core.engine.decay import base_strength
 from memory_core.engine.events import MemoriesMerged, MemoryAdded, SummaryCreated
 from memory_core.engine.families import NOVELTY_FREE, build_index, family_key, novelty, plan_fold
 from memory_core.engine.importance import ImportanceEstimator
-from memory_core.engine.linking import (
-    MERGE_CHECK_EF,
-    MERGE_CHECK_MARGIN,
-    PendingLinks,
-    PendingQueue,
-    make_links,
-)
 from memory_core.engine.model import EvictionReason, MemoryKind, MemoryNode, Relation
 from memory_core.engine.preload import wait_word_frequencies
 from memory_core.engine.retrieval import nearest
@@ -55,7 +48,6 @@ class WriteMixin(AtlasBase):
 
     _importance: ImportanceEstimator
     _write_filter: WriteFilter | None
-    _links: PendingQueue
     _word_frequencies: bool
 
     def add(
@@ -89,7 +81,7 @@ class WriteMixin(AtlasBase):
         vector = self._vectors([write.content], None if embedding is None else [embedding])
         with self._lock:
             self._check_links(write.links_to)
-            return self._insert(write, vector[0], defer_links=True)
+            return self._insert(write, vector[0])
 
     def add_many(
         self,
@@ -195,17 +187,8 @@ class WriteMixin(AtlasBase):
                 raise NotFoundError("memory (links_to)", ident)
 
     def _insert(
-        self,
-        write: _Write,
-        vector: np.ndarray,
-        *,
-        allow_merge: bool = True,
-        auto_link: bool = True,
-        defer_links: bool = False,
+        self, write: _Write, vector: np.ndarray, *, allow_merge: bool = True, auto_link: bool = True
     ) -> MemoryNode:
-        """Merge ``write`` into a near-duplicate or store it. ``defer_links`` (``add``
-        alone): over an HNSW index, leave the links to ``engine.linking`` when a narrow
-        search finds no near-duplicate."""
         s, cfg, table = self._s, self.config, self._s.table
         now = self.clock.now()
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
@@ -213,17 +196,11 @@ class WriteMixin(AtlasBase):
         if write.kind is MemoryKind.SESSION and not write.pinned:  # a line of a family
             family = family_key(session.code, write.content)
             write = self._novel(family, write)
-        deferred = defer_links and allow_merge and auto_link and s.vectors.kind == "hnsw"
-        if deferred:
-            sims, neighbours = nearest(s, vector, 1, session.code, ef_search=MERGE_CHECK_EF)
-            deferred = not (len(sims) and sims[0] >= cfg.merge_threshold - MERGE_CHECK_MARGIN)
-        if not deferred:
-            sims, neighbours = nearest(
-                s, vector, cfg.max_auto_links + 1, session.code, ef_search=cfg.hnsw_link_ef_search
-            )
+        sims, neighbours = nearest(
+            s, vector, cfg.max_auto_links + 1, session.code, ef_search=cfg.hnsw_link_ef_search
+        )
         if (
-            not deferred
-            and allow_merge
+            allow_merge
             and len(sims)
             and sims[0] >= cfg.merge_threshold
             and table.status[neighbours[0]] == ACTIVE_CODE
@@ -253,19 +230,19 @@ class WriteMixin(AtlasBase):
         table.kind[slot] = kind_code(write.kind)
         table.status[slot] = ACTIVE_CODE
         s.edges.add_node(slot)
-        previous = None
-        if auto_link and cfg.link_previous and session.last_id:
-            previous = table.slot_of.get(session.last_id)
-        links_to = tuple(table.slot_of[target] for target in write.links_to)
-        links: tuple[str, ...] = ()  # a deferred add's follow as MemoryLinked events
-        if deferred:
-            s.counters["links_deferred"] += 1
-            self._links.defer(PendingLinks(slot, node_id, vector, session.code, previous, links_to))
-        else:
-            if not auto_link:
-                sims, neighbours = sims[:0], neighbours[:0]
-            made = make_links(s, slot, sims, neighbours, previous, links_to)
-            links = tuple(str(table.ids[b]) for a, b, _, _ in made if a == slot)
+        links: list[str] = []
+        if auto_link:
+            for sim, other in zip(sims.tolist(), neighbours.tolist(), strict=True):
+                if len(links) >= cfg.max_auto_links or sim < cfg.link_threshold:
+                    break
+                s.edges.link(slot, other, Relation.SIMILAR_TO, float(sim))
+                links.append(str(table.ids[other]))
+            previous = table.slot_of.get(session.last_id) if session.last_id else None
+            if cfg.link_previous and previous is not None:
+                s.edges.link(previous, slot, Relation.BEFORE, 1.0)
+        for target in write.links_to:
+            s.edges.link(slot, table.slot_of[target], Relation.RELATED_TO, 1.0)
+            links.append(target)
         session.last_id = node_id
         self._enter_working(session, node_id)
         self._refresh_weight(np.array([slot]))
@@ -280,7 +257,7 @@ class WriteMixin(AtlasBase):
             kind=write.kind,
             weight=float(table.weight[slot]),
             importance=write.importance,
-            links=links,
+            links=tuple(links),
             provenance=write.provenance,
             embedding=vector.tobytes(),  # float32 as indexed: a follower adds the same
         )
@@ -289,11 +266,8 @@ class WriteMixin(AtlasBase):
             and cfg.family_fold_at is not None
             and s.families.get(family).size >= cfg.family_fold_at
         ):
-            self._links.settle()  # its links before the summary's insert and the removals
             self._fold_family(family, keep=slot, session=session)
-        if forgetting.excess(s) > 0:
-            self._links.settle()  # the eviction reads and removes what it would link
-            forgetting.enforce_capacity(s, protect=slot, now=now)
+        forgetting.enforce_capacity(s, protect=slot, now=now)
         node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
         self.maybe_decay()
         return node

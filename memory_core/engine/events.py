@@ -147,9 +147,7 @@ class MemoryUpdated(AtlasEvent):
 
 @dataclass(slots=True, frozen=True, kw_only=True)
 class MemoryLinked(AtlasEvent):
-    """A relation added by hand (``link``), or one of a write's own whose search was left
-    to the link worker (an HNSW atlas's ``add``: ``engine.linking``); other automatic
-    links travel with their write."""
+    """A relation added by hand (``link``); automatic links travel with their write."""
 
     type: ClassVar[str] = "linked"
     node_id: str

@@ -147,21 +147,17 @@ def reweigh(state: AtlasState, now: float) -> np.ndarray:
     return all_weights
 
 
-def excess(state: AtlasState) -> int:
-    """Memories held beyond ``max_nodes`` (0 or less: none to evict)."""
-    limit = state.config.max_nodes
-    return 0 if limit is None else len(state.table) - limit
-
-
 def enforce_capacity(state: AtlasState, *, protect: int, now: float) -> int:
     """Evict the lowest-weight memories until ``max_nodes`` holds; pinned are never chosen,
     working-memory ones only when nothing else is left."""
-    table, over = state.table, excess(state)
-    if over <= 0:
+    limit = state.config.max_nodes
+    table = state.table
+    excess = 0 if limit is None else len(table) - limit
+    if excess <= 0:
         return 0
     slots = table.alive_slots()
     slots = slots[~table.pinned[slots] & (slots != protect)]
-    return remove(state, _weakest(table, slots, over), EvictionReason.CAPACITY, now)
+    return remove(state, _weakest(table, slots, excess), EvictionReason.CAPACITY, now)
 
 
 def _weakest(table: NodeTable, slots: np.ndarray, k: int) -> np.ndarray:
