@@ -9,6 +9,7 @@ else is a word list. Dates are resolved against the turn's time when one is give
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -334,6 +335,26 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
     ),
 )
 
+NEEDS: tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...] = (
+    (re.compile("@"), (PATTERNS[0][0],)),
+    (re.compile(r"\d"), tuple(PATTERNS[i][0] for i in (1, 3, 4, 5, 6, 7))),
+)
+"""Characters every match of some patterns contains (``\\d`` any Unicode decimal digit, as
+the patterns read it): e-mail addresses an "@"; ids, amounts and calendar dates a digit.
+A text without the character skips those patterns, the same values found: 99 % of LoCoMo's
+chat turns have no digit."""
+_PLANS = {
+    has: tuple(
+        entry
+        for entry in PATTERNS
+        if not any(
+            entry[0] in patterns for (_, patterns), ok in zip(NEEDS, has, strict=True) if not ok
+        )
+    )
+    for has in itertools.product((False, True), repeat=len(NEEDS))
+}
+"""The patterns to run for each combination of ``NEEDS``'s characters present."""
+
 
 def _clock(m: re.Match[str]) -> Value | None:
     hour, minute = int(m["h2"]), int(m["m2"])
@@ -356,7 +377,8 @@ def find_values(text: str, at: float | None = None) -> list[Value]:
     now = datetime.fromtimestamp(at, UTC) if at is not None else None
     taken: list[tuple[int, int]] = []
     found: list[Value] = []
-    for pattern, make in PATTERNS:
+    has = tuple(needed.search(text) is not None for needed, _ in NEEDS)
+    for pattern, make in _PLANS[has]:  # those that cannot match here left out
         for match in _matches(pattern, text):
             if any(match.start() < e and s < match.end() for s, e in taken):
                 continue

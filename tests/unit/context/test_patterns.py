@@ -4,11 +4,13 @@ against the turn's time, times, durations, ids and e-mail addresses; bounded on 
 from __future__ import annotations
 
 import itertools
+import re
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from memory_core.context.extract.patterns import find_values
+from memory_core.context.extract.patterns import _PLANS, NEEDS, PATTERNS, Value, find_values
 
 AT = datetime(2024, 7, 21, 12, tzinfo=UTC).timestamp()  # a Sunday
 
@@ -100,3 +102,49 @@ def test_junk_gives_no_values_it_should_not(junk: str) -> None:
     ``benchmarks.context_bench``: every pattern is bounded, none backtracks over the text)."""
     values = find_values(junk[:8000], AT)
     assert all(len(v.text) <= 64 for v in values)
+
+
+# texts where the skipped patterns would match once the needed character is put back
+NEEDY = [
+    "mail jo.smith+x@mail.example.co.uk",
+    "order ORD-20240721-889, booking ref BK12345, ticket #88123, claim number ABCDEF",
+    "a hotel under 180 EUR per night, about 2k, €1,200 a month, 45 per person",
+    "on 2024-08-01, March 3rd, the 5th of May 2025, the 12th",
+    "at 7pm or 19:30 for 4 people, a party of six, in 3 days, two weeks ago, tomorrow at noon",
+    "٣ EUR per night on ٢٠٢٤-٠٨-٠١",  # Arabic-Indic digits: ``\d`` reads them too
+]
+
+
+@pytest.mark.parametrize("text", NEEDY)
+def test_patterns_skipped_without_their_character_find_nothing(text: str) -> None:
+    """A pattern listed under a character in ``NEEDS`` never matches a text without it (so
+    skipping it changes nothing), and ``find_values`` equals running every pattern."""
+    for needed, patterns in NEEDS:
+        without = needed.sub(" ", text)
+        assert all(not list(p.finditer(without)) for p in patterns), needed.pattern
+    everything = [(p, make) for p, make in PATTERNS]
+    for variant in (text, *(needed.sub(" ", text) for needed, _ in NEEDS)):
+        assert find_values(variant, AT) == _every_pattern(variant, everything)
+
+
+def test_patterns_needing_a_character_are_skipped_without_it() -> None:
+    has_nothing = _PLANS[(False,) * len(NEEDS)]
+    skipped = {p for _, patterns in NEEDS for p in patterns}
+    assert [p for p, _ in has_nothing] == [p for p, _ in PATTERNS if p not in skipped]
+    assert _PLANS[(True,) * len(NEEDS)] == PATTERNS
+
+
+def _every_pattern(text: str, patterns: list[tuple[re.Pattern[str], Any]]) -> list[Value]:
+    """``find_values`` before the skip: every pattern, in order, none overlapping."""
+    now = datetime.fromtimestamp(AT, UTC)
+    taken: list[tuple[int, int]] = []
+    found: list[Value] = []
+    for pattern, make in patterns:
+        for match in pattern.finditer(text):
+            if not match[0].strip() or any(match.start() < e and s < match.end() for s, e in taken):
+                continue
+            value = make(match, now)
+            if value is not None:
+                taken.append((match.start(), match.end()))
+                found.append(value)
+    return sorted(found, key=lambda v: v.start)
