@@ -794,7 +794,8 @@ def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
     entities are measured, so the check stays bounded. The active neighbours are read
     once per call into lists of node numbers, not once per visit: the check runs after
     every turn that changed the graph, and one search per entity over the graph's own edge
-    lists cost a tenth of a replay."""
+    lists cost a tenth of a replay. An entity with one neighbour (most of them: a goal's
+    or an order's) is searched from that neighbour, once for all such entities of it."""
     entities = [n.id for n in graph.nodes(NodeType.ENTITY)][:limit]
     if len(entities) < 2:
         return 0.0
@@ -809,22 +810,40 @@ def mean_entity_path(graph: ContextGraph, limit: int = 200) -> float:
     for ident in entities:
         wanted[slot[ident]] = True
     total = pairs = 0
+    reached: dict[int, tuple[int, int]] = {}  # a leaf's neighbour -> its _reach
     for start in (slot[ident] for ident in entities):
-        if not neighbours[start]:
-            continue  # connected to nothing: no pair
-        seen = {start}
-        frontier = [start]
-        depth = 0
-        while frontier:
-            depth += 1
-            nxt = []
-            for current in frontier:
-                for other in neighbours[current]:
-                    if other not in seen:
-                        seen.add(other)
-                        nxt.append(other)
-                        if wanted[other]:
-                            total += depth
-                            pairs += 1
-            frontier = nxt
+        near = set(neighbours[start])
+        near.discard(start)
+        if len(near) == 1:  # every path from a leaf leaves through its one neighbour,
+            (via,) = near  # one hop more; the leaf is among via's entities, 1 hop away
+            if via not in reached:
+                reached[via] = _reach(neighbours, wanted, via)
+            count, hops = reached[via]
+            pairs += count - 1
+            total += count - 1 + hops - 1
+        elif near:
+            count, hops = _reach(neighbours, wanted, start)
+            pairs += count - 1  # not itself, counted at 0 hops
+            total += hops
     return total / pairs if pairs else 0.0
+
+
+def _reach(neighbours: list[list[int]], wanted: list[bool], start: int) -> tuple[int, int]:
+    """How many wanted nodes ``start`` reaches (itself, at 0 hops, when wanted) and the sum
+    of their shortest distances from it (breadth first)."""
+    seen = {start}
+    frontier = [start]
+    count, total, depth = int(wanted[start]), 0, 0
+    while frontier:
+        depth += 1
+        nxt = []
+        for current in frontier:
+            for other in neighbours[current]:
+                if other not in seen:
+                    seen.add(other)
+                    nxt.append(other)
+                    if wanted[other]:
+                        total += depth
+                        count += 1
+        frontier = nxt
+    return count, total
