@@ -141,13 +141,15 @@ def test_a_text_longer_than_the_parser_reads_is_embedded_by_its_clip() -> None:
 
 
 def test_fast_pipeline_parses_as_spacy_built_it() -> None:
-    """The loaded pipeline multiplies through ``TorchGemmOps`` and matches its attribute
-    rules through a ``RuleIndex``; a second copy of the package as spaCy builds it (BLIS,
+    """The loaded pipeline multiplies through ``TorchGemmOps``, matches its attribute
+    rules through a ``RuleIndex`` and remembers its lemmas (``LemmaMemo``: the batched pass
+    reads the lemmas the one-at-a-time pass kept); a second copy of the package as spaCy builds it (BLIS,
     ``Matcher``) parses the same texts to the same tags, parts of speech, morphology,
     lemmas, arcs and entities, one at a time and batched."""
     import importlib
 
     from memory_core.context.extract.attribute_rules import RuleIndex
+    from memory_core.context.extract.lemma_memo import LemmaMemo
     from memory_core.context.extract.parse import MODEL_PACKAGE, pipeline
     from memory_core.context.extract.torch_gemm import TorchGemmOps
 
@@ -164,6 +166,8 @@ def test_fast_pipeline_parses_as_spacy_built_it() -> None:
     assert not isinstance(
         getattr(plain.get_pipe("attribute_ruler").match, "__self__", None), RuleIndex
     )
+    assert isinstance(nlp.get_pipe("lemmatizer").lemmatize, LemmaMemo)
+    assert not isinstance(plain.get_pipe("lemmatizer").lemmatize, LemmaMemo)
 
     def reading(doc: Any) -> list[tuple[str, ...]]:
         return [
@@ -176,6 +180,7 @@ def test_fast_pipeline_parses_as_spacy_built_it() -> None:
         "C'm on, let's go!\n\n There's a 9am flight I got.",
         "",
         "😀😀 <b>markup</b>",
+        "She orders, they ordered, we were ordering: the orders and the better, best offers.",
     ]
     assert [reading(nlp(t)) for t in texts] == [reading(plain(t)) for t in texts]
     assert [reading(d) for d in nlp.pipe(texts)] == [reading(d) for d in plain.pipe(texts)]
