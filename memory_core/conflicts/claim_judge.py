@@ -433,9 +433,23 @@ class _Candidate:
 
     def open(self, a: str, b: str) -> bool:
         """The cross-encoder has a say: the pair model is unsure (:data:`OPEN_BAND`) and the
-        verdict would differ between a sure "yes" and a sure "no" (not so for a slot change,
-        which stands, or for a long turn where the rules found nothing)."""
+        verdict would differ between a sure "yes" and a sure "no".
+
+        What its low probability may overturn, then: a contradiction the pair model found
+        alone, and the rules' findings on words (a denial of a shared word, a swapped word,
+        one value of a kind, a correction cue), which another sense or another thing can
+        match. Not a slot change (it stands against both learned halves: ``_decide``), and
+        not a typed value change the pair model confirmed (``_Finding.valued``: two
+        amounts, dates, times or names of one type in one frame, and the model that reads
+        the rules' findings agrees): the cross-encoder reads the text alone, and on pairs
+        it was never trained on it gave 0.00-0.11 to every such change that was real
+        (docs/conflicts.md, session 13). A value change the pair model doubts stays open:
+        the second look may still confirm it. A long turn where the rules found nothing is
+        not opened either."""
         if not OPEN_BAND[0] <= self.probability <= OPEN_BAND[1]:
+            return False
+        finding = self.finding
+        if finding is not None and finding.valued and self.probability >= self.threshold:
             return False
         return self.decide(a, b, 1.0, "").label != self.decide(a, b, 0.0, "").label
 

@@ -65,6 +65,10 @@ class _Finding:
     """Found by the slot layer (one attribute typed by MiniLM, two values)."""
     untyped: bool = False
     """Names no typed value, slot, denial or correction: one word swapped in a frame."""
+    valued: bool = False
+    """Read two typed values (amounts, dates, clock times, names) of one type in one frame,
+    one on each side (the value-change rule): what the second look may not overturn once
+    the pair model confirmed it (``claim_judge._Candidate.open``)."""
 
 
 def _findings(
@@ -158,6 +162,7 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
                 "value_change",
                 f"{old.type} changed: '{a[old.start : old.end]}' -> '{b[new.start : new.end]}'",
                 (_span("a", a, old.start, old.end), _span("b", b, new.start, new.end)),
+                valued=True,
             )
     return None
 

@@ -138,3 +138,41 @@ def test_the_encoder_is_not_asked_off_minilm_or_switched_off(
     judge = ClaimJudge(embedder=_MiniLMNamed(), cross_encoder=False)
     assert not judge.first_look(A, B).open
     judge.judge(A, B)
+
+
+FLIGHT = ("My flight lands at 14:30.", "My flight lands at 16:05.")  # a clock time changed
+COFFEE = ("I drink coffee every morning.", "I don't drink coffee.")  # a denied shared word
+
+
+@pytest.mark.parametrize(("bias", "encoder_p", "opened", "contradicts"), [
+    (0.5, 0.01, False, True),  # the pair model confirms: the value change is settled
+    (-0.5, 0.97, True, True),  # the pair model doubts: the second look may confirm ...
+    (-0.5, 0.01, True, False),  # ... or agree with the doubt
+])  # fmt: skip
+def test_a_value_change_the_pair_model_confirms_is_no_second_looks_to_overturn(
+    monkeypatch: pytest.MonkeyPatch, bias: float, encoder_p: float, opened: bool, contradicts: bool
+) -> None:
+    encoder = _Encoder(encoder_p)
+    monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(bias, embedder=MODEL_NAME))
+    judge = ClaimJudge(embedder=_MiniLMNamed())
+    look = judge.first_look(*FLIGHT, 0.9)
+    assert look.open is opened
+    verdict = judge.judge(*FLIGHT, 0.9)
+    assert verdict.is_contradiction is contradicts
+    assert bool(encoder.asked) is opened
+    if contradicts:
+        assert verdict.reason.startswith("time changed: '14:30' -> '16:05'")
+
+
+def test_a_finding_on_words_the_pair_model_confirms_is_still_the_second_looks_to_veto(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    encoder = _Encoder(0.01)
+    monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(0.5, embedder=MODEL_NAME))
+    judge = ClaimJudge(embedder=_MiniLMNamed())
+    look = judge.first_look(*COFFEE, 0.9)
+    assert look.open and look.verdict.kind == "negation"  # a denial: words, not values
+    assert not judge.judge(*COFFEE, 0.9).is_contradiction
+    assert encoder.asked
