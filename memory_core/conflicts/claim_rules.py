@@ -4,7 +4,9 @@ one contradict, and how strongly.
 Each rule is one way two claims of one speaker at one time cannot both hold: a typed value
 changed, the polarity flipped, a word was swapped in the same frame, a one-value attribute
 got another value of its kind, a slot (typed by MiniLM, ``slots.py``) got another value, or
-the newer text says it corrects the older. ``claim_judge.py`` turns the best finding into a
+the newer text says it corrects the older. Two names are values of one attribute only when
+the two claims read the same slot where the slot layer read them: a name has no unit, only
+its frame says what it is the value of. ``claim_judge.py`` turns the best finding into a
 verdict; ``claim_terms.py`` compares the claims' words and values.
 """
 
@@ -69,6 +71,8 @@ class _Finding:
     """Read two typed values (amounts, dates, clock times, names) of one type in one frame,
     one on each side (the value-change rule): what the second look may not overturn once
     the pair model confirmed it (``claim_judge._Candidate.open``)."""
+    named: bool = False
+    """The two values are names: nothing but their frame says which attribute they fill."""
 
 
 def _findings(
@@ -82,7 +86,8 @@ def _findings(
     out = []
     for x in old:
         for y in new:
-            found = _compare(a, b, x, y, corrects)
+            slots = _slots(a, b, x, y, readings)
+            found = _compare(a, b, x, y, corrects, slots)
             if found is None and readings:
                 found = _slot_change(a, b, x, y, readings)
             if found is not None:
@@ -90,12 +95,30 @@ def _findings(
     return out
 
 
-def _compare(a: str, b: str, x: Claim, y: Claim, corrects: bool) -> _Finding | None:
-    """The contradiction between claim ``x`` of ``a`` and claim ``y`` of ``b``, if any."""
+def _slots(
+    a: str, b: str, x: Claim, y: Claim, readings: dict[str, SlotReading]
+) -> tuple[str, str] | None:
+    """The slots (``slots.py``) claims ``x`` and ``y`` read when both state something and
+    the slot layer read them (candidate pairs); None otherwise. A question's reading is of
+    what it asks ("which gym near my place in Porto?"), not of the value it presupposes."""
+    if not readings or not (x.states and y.states):
+        return None
+    return readings[a[x.start : x.end]].slot, readings[b[y.start : y.end]].slot
+
+
+def _compare(
+    a: str, b: str, x: Claim, y: Claim, corrects: bool, slots: tuple[str, str] | None = None
+) -> _Finding | None:
+    """The contradiction between claim ``x`` of ``a`` and claim ``y`` of ``b``, if any;
+    ``slots``: what the two claims read by slot, when known (:func:`_slots`)."""
     if _other_people(x.subject, y.subject) or x.past != y.past or y.addition:
         return None
     related = _related(x, y)
     found = _value_change(a, b, x, y, related)
+    if found is not None and found.named and slots is not None and slots[0] != slots[1]:
+        # the claims read different slots ("I live in ..." / "the tram in ... was packed"):
+        # a name said in passing, not another value of the first claim's attribute
+        found = None
     if found is None and related and not (x.question or y.question):
         found = _polarity(a, b, x, y)
     if found is None and related and x.states and y.states:
@@ -163,6 +186,7 @@ def _value_change(a: str, b: str, x: Claim, y: Claim, related: bool) -> _Finding
                 f"{old.type} changed: '{a[old.start : old.end]}' -> '{b[new.start : new.end]}'",
                 (_span("a", a, old.start, old.end), _span("b", b, new.start, new.end)),
                 valued=True,
+                named=old.type == "name",
             )
     return None
 

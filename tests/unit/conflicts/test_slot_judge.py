@@ -107,6 +107,23 @@ def test_a_marked_past_is_no_claim_about_now(judge: ClaimJudge, a: str, b: str) 
     assert not judge.judge(a, b).is_contradiction
 
 
+@pytest.mark.parametrize(
+    ("newer", "changed"),
+    [
+        ("I sleep in Lisbon now.", True),  # the same slot read on both sides: a new value
+        ("The seat in Lisbon was packed.", False),  # another slot: a name said in passing
+        ("Which seat in Lisbon is best?", True),  # a question: its slot is what it asks
+    ],
+)
+def test_two_names_are_one_attributes_values_only_in_one_slot(newer: str, changed: bool) -> None:
+    judge = ClaimJudge(embedder=SlotFakeEmbedder(), learned=False)
+    older = "I always sleep in Leeds."
+    verdict = judge.judge(older, newer, 0.9)  # a candidate pair: the slot layer reads it
+    assert verdict.is_contradiction is changed
+    assert ("name changed: 'Leeds' -> 'Lisbon'" in verdict.reason) is changed
+    assert judge.judge(older, newer).is_contradiction  # below the candidate gate: surface only
+
+
 def test_unrelated_without_a_given_similarity(judge: ClaimJudge) -> None:
     verdict = judge.judge("I bought a new lamp for the study.", "The train leaves at noon.")
     assert verdict.label == "unrelated"
