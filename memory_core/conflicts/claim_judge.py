@@ -221,31 +221,29 @@ class ClaimJudge:
         look = self.first_look(a, b, similarity)
         return self.second_look([look])[0] if look.open else look.verdict
 
-    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
+    def first_look(
+        self,
+        a: str,
+        b: str,
+        similarity: float | None = None,
+        *,
+        context: tuple[str, str] | None = None,
+    ) -> FirstLook:
         """The rules and the pair model (under a millisecond a pair once the texts are
         read); open when the pair model is unsure and the cross-encoder is on (see
-        :meth:`_Candidate.open`)."""
-        return self._first_look(a, b, similarity)
+        :meth:`_Candidate.open`).
 
-    def piece_look(
-        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str]
-    ) -> FirstLook:
-        """:meth:`first_look` at two sentences ``a`` and ``b`` read out of the texts
-        ``context`` (older, newer; ``long_texts.py``). A contradiction the pair model found
-        alone between sentences the rules have nothing to compare in
-        (:meth:`_Candidate.unanchored`: no finding, attribute or slot in common) is open
-        however sure the pair model is, and its second look reads the sentences and the
-        whole texts, the lower probability deciding: the fragments lost what their turns
-        said around them, and on fragments of task chat both learned halves speak with
-        confidence ("... the whole trip has to stay under 5,000 euros ..." / "I don't want
-        to depend on the U-Bahn ...", pair model 0.81; "... / For the hotel I want
-        something I can walk to the fair from.", cross-encoder 0.97 on the sentences, 0.00
-        on the two turns: docs/conflicts.md, eighth pass)."""
-        return self._first_look(a, b, similarity, context=context)
-
-    def _first_look(
-        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str] | None = None
-    ) -> FirstLook:
+        With ``context`` (``a`` and ``b`` are sentences read out of those texts, older and
+        newer; ``long_texts.py``), a contradiction the pair model found alone between
+        sentences the rules have nothing to compare in (:meth:`_Candidate.unanchored`: no
+        finding, attribute or slot in common) is open however sure the pair model is, and
+        its second look reads the sentences and the whole texts, the lower probability
+        deciding: the fragments lost what their turns said around them, and on fragments
+        of task chat both learned halves speak with confidence ("... the whole trip has to
+        stay under 5,000 euros ..." / "I don't want to depend on the U-Bahn ...", pair
+        model 0.81; "... / For the hotel I want something I can walk to the fair from.",
+        cross-encoder 0.97 on the sentences, 0.00 on the two turns: docs/conflicts.md,
+        eighth pass)."""
         _check_text("a", a)
         _check_text("b", b)
         if similarity is not None and not _number(similarity):

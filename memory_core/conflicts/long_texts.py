@@ -24,7 +24,7 @@ A sentence pair passes the gates a pair of whole texts passes, no others:
   gets the second look, as a whole pair does (``TwoLookSentenceJudge``); the claim judge
   also leaves open a sentence pair its learned half alone calls a contradiction while the
   rules find nothing in common, however sure, and reads the two whole texts for it
-  (``ClaimJudge.piece_look``): a fragment lost its turn.
+  (the ``context`` of ``TwoLookJudge.first_look``): a fragment lost its turn.
 
 Without the subject rule the learned halves, which speak alone between one-piece texts,
 queued 15 pairs of chatter against chatter in the trip-approval scan (2 real); with it and
@@ -70,6 +70,11 @@ class SentencePair:
     a: Sentence
     b: Sentence
     similarity: float
+
+    @property
+    def texts(self) -> tuple[str, str]:
+        """The two sentences' text, older first."""
+        return self.a.text, self.b.text
 
 
 class SentenceJudge:
@@ -250,27 +255,29 @@ class TwoLookSentenceJudge(SentenceJudge):
         look = self.first_look(a, b, similarity)
         return self.second_look([look])[0] if look.open else look.verdict
 
-    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
-        whole = self._two.first_look(a, b, similarity)  # checks the input
+    def first_look(
+        self,
+        a: str,
+        b: str,
+        similarity: float | None = None,
+        *,
+        context: tuple[str, str] | None = None,
+    ) -> FirstLook:
+        """The wrapped judge's look at the whole pair (with ``context``, if a caller gave
+        one) and at its sentence pairs, each in the context of ``a`` and ``b``."""
+        whole = self._two.first_look(a, b, similarity, context=context)  # checks the input
         (plan,) = self._plans([(a, b)])
         if not plan:
             return whole
-        parts = tuple((p, _confirmable(a, b, p, self._piece_look(a, b, p))) for p in plan)
+        parts = tuple(
+            (p, _confirmable(a, b, p, self._two.first_look(*p.texts, p.similarity, context=(a, b))))
+            for p in plan
+        )
         verdict = _combined(a, b, whole.verdict, [(p, look.verdict) for p, look in parts])
         sure = whole.verdict.is_contradiction and not whole.open
         if not (whole.open or (not sure and any(look.open for _, look in parts))):
             return FirstLook(a, b, verdict)
         return FirstLook(a, b, verdict, open=True, state=_Looks(whole, parts))
-
-    def _piece_look(self, a: str, b: str, pair: SentencePair) -> FirstLook:
-        """The wrapped judge's first look at a sentence pair of ``a`` and ``b``: its
-        ``piece_look`` when it has one (the claim judge: an unanchored finding's second look
-        reads the whole texts), else its ``first_look``."""
-        piece_look = getattr(self._two, "piece_look", None)
-        if callable(piece_look):
-            look: FirstLook = piece_look(pair.a.text, pair.b.text, pair.similarity, context=(a, b))
-            return look
-        return self._two.first_look(pair.a.text, pair.b.text, pair.similarity)
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]:
         """The final verdict of each look, every open look of the wrapped judge among them

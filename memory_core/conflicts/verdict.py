@@ -117,6 +117,18 @@ class TwoLookJudge(ContradictionJudge, Protocol):
     second look in one batch.
     """
 
-    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook: ...
+    def first_look(
+        self,
+        a: str,
+        b: str,
+        similarity: float | None = None,
+        *,
+        context: tuple[str, str] | None = None,
+    ) -> FirstLook:
+        """The quick look at ``a`` (older) and ``b`` (newer). ``context``: the older and
+        newer texts ``a`` and ``b`` are sentences of, when a judge reading long texts by
+        sentence asks (``long_texts.py``); a judge may have its second look read them too
+        (a fragment lost what its turn said around it) or ignore them."""
+        ...
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]: ...

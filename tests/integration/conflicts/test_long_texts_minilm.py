@@ -123,6 +123,6 @@ def test_a_sentence_finding_with_nothing_in_common_is_confirmed_on_the_whole_tex
     similarity = float(vectors[0] @ vectors[1])
     quick = inner.first_look(cap, bahn, similarity)
     assert quick.verdict.is_contradiction and not quick.open  # alone: sure, no second look
-    look = inner.piece_look(cap, bahn, similarity, context=(CAP, HOTEL))
+    look = inner.first_look(cap, bahn, similarity, context=(CAP, HOTEL))
     assert look.open and look.verdict.is_contradiction
     assert not inner.second_look([look])[0].is_contradiction

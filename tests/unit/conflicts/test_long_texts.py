@@ -82,7 +82,14 @@ class ScriptedTwoLookJudge(ScriptedJudge):
         self.quick = quick or {}
         self.batches: list[list[tuple[str, str]]] = []
 
-    def first_look(self, a: str, b: str, similarity: float | None = None) -> FirstLook:
+    def first_look(
+        self,
+        a: str,
+        b: str,
+        similarity: float | None = None,
+        *,
+        context: tuple[str, str] | None = None,
+    ) -> FirstLook:
         final = self.judge(a, b, similarity)
         if (a, b) not in self.opened:
             return FirstLook(a, b, final)
@@ -401,17 +408,23 @@ def test_min_similarity_must_be_a_cosine(bad: object) -> None:
 
 
 class ScriptedPieceJudge(ScriptedTwoLookJudge):
-    """The two-look scripted judge with a ``piece_look``: each call and its context kept."""
+    """The two-look scripted judge keeping each first look given a ``context``."""
 
     def __init__(self, script: dict[tuple[str, str], Verdict], opened: set[tuple[str, str]]):
         super().__init__(script, opened)
         self.pieces: list[tuple[str, str, tuple[str, str]]] = []
 
-    def piece_look(
-        self, a: str, b: str, similarity: float | None, *, context: tuple[str, str]
+    def first_look(
+        self,
+        a: str,
+        b: str,
+        similarity: float | None = None,
+        *,
+        context: tuple[str, str] | None = None,
     ) -> FirstLook:
-        self.pieces.append((a, b, context))
-        return self.first_look(a, b, similarity)
+        if context is not None:
+            self.pieces.append((a, b, context))
+        return super().first_look(a, b, similarity)
 
 
 def test_sentence_pairs_are_looked_at_in_the_context_of_their_texts() -> None:
@@ -422,4 +435,4 @@ def test_sentence_pairs_are_looked_at_in_the_context_of_their_texts() -> None:
     assert verdict.is_contradiction and "sentence 3/3" in verdict.reason
     assert inner.pieces and {context for _, _, context in inner.pieces} == {(TURN, NEWER)}
     assert (NURSE, NEWER, (TURN, NEWER)) in inner.pieces
-    assert (TURN, NEWER) not in [(a, b) for a, b, _ in inner.pieces]  # the whole: first_look
+    assert (TURN, NEWER) not in [(a, b) for a, b, _ in inner.pieces]  # the whole: no context
