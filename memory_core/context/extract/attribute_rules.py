@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 Reading = tuple[str, str, str, bool]
 """What the rules read of a token: its lowercase form, tag, dependency label, is-space."""
 Check = Callable[[Reading], bool]
+_Rest = tuple[int, tuple[tuple[int, Check], ...], int]
+"""A rule longer than one token whose first token matched: its number, the checks of its
+other tokens by offset, its length."""
 
 _FIELDS = {"LOWER": 0, "TAG": 1, "DEP": 2, "IS_SPACE": 3}
 
@@ -63,11 +66,20 @@ class RuleIndex:
                     raise UnsupportedRule(f"index {indices[number]} of a {len(pattern)}-token rule")
                 table = self._single if len(pattern) == 1 else self._multi
                 table.add(number, [_token_check(spec) for spec in pattern], pattern[0])
-        # a token's one-token rules depend only on its reading, and readings repeat
+        # what a token's reading decides (its one-token rules, the longer rules its token
+        # may start) depends only on the reading, and readings repeat
         self.rules_for = functools.lru_cache(maxsize=READINGS_KEPT)(self._rules_for)
 
-    def _rules_for(self, reading: Reading) -> tuple[int, ...]:
-        return tuple(n for n, (check,) in self._single.candidates(reading) if check(reading))
+    def _rules_for(self, reading: Reading) -> tuple[tuple[int, ...], tuple[_Rest, ...]]:
+        """The one-token rules ``reading`` matches, and the longer rules whose first token it
+        matches with the checks of their other tokens."""
+        single = tuple(n for n, (check,) in self._single.candidates(reading) if check(reading))
+        multi = tuple(
+            (n, tuple(enumerate(checks))[1:], len(checks))
+            for n, checks in self._multi.candidates(reading)
+            if checks[0](reading)
+        )
+        return single, multi
 
     def match(self, doc: Doc) -> list[tuple[int, int, int, int]]:
         """``(rule, match id, start, end)`` of every match, sorted: ``AttributeRuler.match``'s
@@ -76,11 +88,12 @@ class RuleIndex:
         keys = self._keys
         found = []
         for start, reading in enumerate(readings):
-            found += [(n, keys[n], start, start + 1) for n in self.rules_for(reading)]
-            for number, checks in self._multi.candidates(reading):
-                end = start + len(checks)
+            single, multi = self.rules_for(reading)
+            found += [(n, keys[n], start, start + 1) for n in single]
+            for number, rest, length in multi:
+                end = start + length
                 if end <= len(readings) and all(
-                    check(readings[start + offset]) for offset, check in enumerate(checks)
+                    check(readings[start + offset]) for offset, check in rest
                 ):
                     found.append((number, keys[number], start, end))
         found.sort()
