@@ -287,8 +287,8 @@ class Extractor:
                 intent = commanded
         elif commanded is not None and intent.label in strong and intent.similarity < 0.9:
             intent = Nearest(labels.STATE, intent.similarity, None, -1.0)  # "keep the hotel"
-        goal = self._goals.nearest_vector(vector)
         scores = self._goals.best_per_label(vector)
+        goal = nearest_of(scores)
         slots = slot_values(
             scanned,
             values,
