@@ -49,6 +49,7 @@ from benchmarks.operations import (
 from benchmarks.worker import N_QUERIES
 from memory_core import ElasticMemoryAtlas, ManualClock
 from memory_core.embedding.hashing import HashingEmbedder
+from memory_core.engine.pending import worker_cpu_ns
 
 OPS = ("add", "retrieve", "decay")
 
@@ -114,6 +115,8 @@ class _Runner:
         )
         self._pool = itertools.cycle(range(size, len(self.data.texts)))
         self.clocks = _Clocks()
+        self.later: list[float] = []
+        """CPU ms of each add's deferred vector insert (0 where the add made it itself)."""
 
     def index_kind(self) -> str:
         return self.atlas._s.vectors.kind  # private, read-only use
@@ -131,12 +134,18 @@ class _Runner:
         )
 
     def add(self, _: int = 0) -> float:
-        """One add with auto-link, deleted again untimed (as in the benchmark)."""
+        """One add with auto-link, deleted again untimed (as in the benchmark). A vector
+        insert the add left to the insert worker (``engine.pending``) is made before the
+        delete, and its CPU, on whichever thread made it, goes to ``later`` (not the add's
+        time)."""
         i, before = next(self._pool), len(self.atlas)
         data = self.data
         ms, node = self.clocks.cpu_ms(
             lambda: self.atlas.add(data.texts[i], session_id=MAIN, embedding=data.vectors[i])
         )
+        worker, own = worker_cpu_ns(), time.thread_time_ns()
+        self.atlas.settle()
+        self.later.append((time.thread_time_ns() - own + worker_cpu_ns() - worker) / 1e6)
         if len(self.atlas) > before:
             self.atlas.delete(node.id)
         self.clock.advance(1.0)
@@ -228,11 +237,13 @@ def _alternated(runner: _Runner, other: _OtherTree, op: str, n: int, root: Path)
         if i % 2:
             here.append(fn(i))
     ratio = np.median(here) / np.median(there[0])
+    later = [_line("add's insert here", runner.later[-n:], "CPU after")] if op == "add" else []
     return "\n".join(
         (
             f"{op}: this tree vs {root}, call by call (load {load:.2f} -> {os.getloadavg()[0]:.2f})",
             _line(f"{op} here", here),
             _line(f"{op} here", runner.clocks.wall, "wall"),
+            *later,
             _line(f"{op} there", there[0]),
             _line(f"{op} there", there[1], "wall"),
             f"{op}: CPU p50 here / there {ratio:.3f}",
@@ -277,6 +288,8 @@ def main(argv: list[str] | None = None) -> int:
         print(_line(op, [fn(i) for i in range(n)]), flush=True)
         print(runner.clocks.lines(op), flush=True)
         print(f"{op}: {runner.index_note(kind)}", flush=True)
+        if op == "add":
+            print(_line("add's insert", runner.later, "CPU after the call"), flush=True)
         if args.profile:
             print(_profiled(fn, max(n // 2, 5)), flush=True)
         if args.breakdown and op in stages:

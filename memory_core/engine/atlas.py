@@ -14,7 +14,6 @@ construction, reconfiguration, events and snapshots.
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from memory_core.engine.importance import (
     information_density,
 )
 from memory_core.engine.index import LexicalIndex
+from memory_core.engine.pending import Pending
 from memory_core.engine.preload import preload_word_frequencies
 from memory_core.engine.state import AtlasState, vector_index
 from memory_core.engine.summarize import ExtractiveSummarizer, Summarizer
@@ -90,7 +90,8 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
         self._importance = importance
         self._summarizer: Summarizer = summarizer or ExtractiveSummarizer()
         self._write_filter = write_filter
-        self._lock = threading.RLock()
+        self._pending = Pending(self._s)
+        self._lock = self._pending.lock
 
     def reconfigure(self, config: AtlasConfig) -> None:
         """Use ``config`` from now on (decay, forgetting, linking, retrieval parameters).
@@ -112,6 +113,14 @@ class ElasticMemoryAtlas(LifecycleMixin, ReadMixin):
             self._s.config = config
             if self._s.bus.active:
                 self._emit(ConfigChanged, config=config.to_dict())
+
+    def settle(self) -> None:
+        """Make the vector insert an add left to the insert worker now (``engine.pending``).
+
+        Every other call does this first anyway, so nothing searches an index without it;
+        this is for code that must know it is made (a test, a benchmark's timing)."""
+        with self._lock:
+            pass  # taking the lock makes it
 
     def __len__(self) -> int:
         return len(self._s.table)

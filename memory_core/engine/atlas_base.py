@@ -7,7 +7,6 @@ decay pass every write and read may trigger, and slot, event and weight helpers.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from memory_core.engine.config import AtlasConfig
 from memory_core.engine.decay import composite_weight
 from memory_core.engine.events import AtlasEvent, MemoryReinforced
 from memory_core.engine.model import MemoryNode
+from memory_core.engine.pending import SettlingLock
 from memory_core.engine.state import AtlasState, SessionState
 from memory_core.errors import NotFoundError
 
@@ -28,7 +28,7 @@ class AtlasBase:
     """Shared state and helpers of the atlas's mixins (never used on its own)."""
 
     _s: AtlasState
-    _lock: threading.RLock
+    _lock: SettlingLock
 
     # ------------------------------------------------------------------ properties
     @property
@@ -44,8 +44,9 @@ class AtlasBase:
         return self._s.embedder
 
     @property
-    def lock(self) -> threading.RLock:
-        """The atlas's lock, for callers that need several calls to be atomic."""
+    def lock(self) -> SettlingLock:
+        """The atlas's lock (re-entrant), for callers that need several calls to be
+        atomic; taking it makes a vector insert an add left pending (``engine.pending``)."""
         return self._lock
 
     def decay(self) -> dict[str, int]:

@@ -17,6 +17,7 @@ from memory_core.engine.events import MemoriesMerged, MemoryAdded, SummaryCreate
 from memory_core.engine.families import NOVELTY_FREE, build_index, family_key, novelty, plan_fold
 from memory_core.engine.importance import ImportanceEstimator
 from memory_core.engine.model import EvictionReason, MemoryKind, MemoryNode, Relation
+from memory_core.engine.pending import Pending, PendingInsert
 from memory_core.engine.preload import wait_word_frequencies
 from memory_core.engine.retrieval import nearest
 from memory_core.engine.state import SessionState
@@ -48,6 +49,7 @@ class WriteMixin(AtlasBase):
 
     _importance: ImportanceEstimator
     _write_filter: WriteFilter | None
+    _pending: Pending
     _word_frequencies: bool
 
     def add(
@@ -81,7 +83,7 @@ class WriteMixin(AtlasBase):
         vector = self._vectors([write.content], None if embedding is None else [embedding])
         with self._lock:
             self._check_links(write.links_to)
-            return self._insert(write, vector[0])
+            return self._insert(write, vector[0], defer_insert=True)
 
     def add_many(
         self,
@@ -187,8 +189,16 @@ class WriteMixin(AtlasBase):
                 raise NotFoundError("memory (links_to)", ident)
 
     def _insert(
-        self, write: _Write, vector: np.ndarray, *, allow_merge: bool = True, auto_link: bool = True
+        self,
+        write: _Write,
+        vector: np.ndarray,
+        *,
+        allow_merge: bool = True,
+        auto_link: bool = True,
+        defer_insert: bool = False,
     ) -> MemoryNode:
+        """Merge ``write`` into a near-duplicate or store it. ``defer_insert`` (``add``
+        alone): over an HNSW index, leave the vector's insert to ``engine.pending``."""
         s, cfg, table = self._s, self.config, self._s.table
         now = self.clock.now()
         session = s.sessions.get(write.session_id) or s.new_session(write.session_id, now)
@@ -213,11 +223,14 @@ class WriteMixin(AtlasBase):
         slot = table.allocate(node_id)
         table.session[slot] = session.code
         table.contents[slot] = write.content
+        deferred = defer_insert and s.vectors.kind == "hnsw"
         try:
-            s.index(np.array([slot]), vector[None, :])
+            s.index(np.array([slot]), None if deferred else vector[None, :])
         except Exception:
             table.release(slot)
             raise
+        if deferred:  # ``vector`` is the engine's own (normalised) copy of the caller's
+            self._pending.defer(PendingInsert(slot, node_id, vector))
         table.metadata[slot] = write.metadata or None  # no empty dict per memory
         table.provenance[slot] = write.provenance
         table.strength[slot] = base_strength(write.importance, cfg)
@@ -266,8 +279,11 @@ class WriteMixin(AtlasBase):
             and cfg.family_fold_at is not None
             and s.families.get(family).size >= cfg.family_fold_at
         ):
+            self._pending.settle()  # the summary's vector goes in after this one's
             self._fold_family(family, keep=slot, session=session)
-        forgetting.enforce_capacity(s, protect=slot, now=now)
+        if forgetting.excess(s) > 0:
+            self._pending.settle()  # an eviction takes vectors out of the index
+            forgetting.enforce_capacity(s, protect=slot, now=now)
         node = self._snapshot(slot)  # before a due decay pass may expire it and free the slot
         self.maybe_decay()
         return node

@@ -147,17 +147,21 @@ def reweigh(state: AtlasState, now: float) -> np.ndarray:
     return all_weights
 
 
+def excess(state: AtlasState) -> int:
+    """Memories held beyond ``max_nodes`` (0 or less: none to evict)."""
+    limit = state.config.max_nodes
+    return 0 if limit is None else len(state.table) - limit
+
+
 def enforce_capacity(state: AtlasState, *, protect: int, now: float) -> int:
     """Evict the lowest-weight memories until ``max_nodes`` holds; pinned are never chosen,
     working-memory ones only when nothing else is left."""
-    limit = state.config.max_nodes
-    table = state.table
-    excess = 0 if limit is None else len(table) - limit
-    if excess <= 0:
+    table, over = state.table, excess(state)
+    if over <= 0:
         return 0
     slots = table.alive_slots()
     slots = slots[~table.pinned[slots] & (slots != protect)]
-    return remove(state, _weakest(table, slots, excess), EvictionReason.CAPACITY, now)
+    return remove(state, _weakest(table, slots, over), EvictionReason.CAPACITY, now)
 
 
 def _weakest(table: NodeTable, slots: np.ndarray, k: int) -> np.ndarray:
@@ -224,8 +228,8 @@ def remove(state: AtlasState, slots: np.ndarray, reason: EvictionReason, now: fl
     state.vectors.remove(slots)
     state.lexical.remove_many(slots.tolist())
     codes = table.session[slots]
-    _, first = np.unique(codes, return_index=True)
-    for code in codes[np.sort(first)].tolist():  # sessions in order of first appearance
+    # sessions in order of first appearance (one slot, an eviction at capacity: its own)
+    for code in dict.fromkeys(codes.tolist()):
         session = state.sessions[str(state.session_names[code])]
         for slot in slots[codes == code].tolist():
             if state.bus.wants(MemoryEvicted):

@@ -62,7 +62,9 @@ def unit(vector: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def invariants(atlas: ElasticMemoryAtlas) -> None:
-    """Graph nodes == vector-index ids == live table slots; weights within [floor, cap]."""
+    """Graph nodes == vector-index ids == live table slots; weights within [floor, cap]
+    (as every call sees them: after a vector insert an add left pending, engine.pending)."""
+    atlas.settle()
     state = atlas._s
     alive = set(state.table.alive_slots().tolist())
     graph_nodes = set(state.edges.nodes().tolist())

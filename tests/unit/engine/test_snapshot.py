@@ -448,6 +448,8 @@ def test_an_hnsw_graph_is_stored_and_searched_exactly_alike(
         loaded.add("one more note", session_id="s0").id
         == atlas.add("one more note", session_id="s0").id
     )
+    loaded.settle()  # the add's vector insert may still wait for the worker
+    atlas.settle()
     assert len(loaded._s.vectors) == len(atlas._s.vectors)
     invariants(loaded)
 
