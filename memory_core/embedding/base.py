@@ -51,12 +51,13 @@ def check_vectors(vectors: object, dim: int, *, field: str = "embedding") -> np.
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] != dim:
         raise InputError(field, f"expected shape (n, {dim}), got {arr.shape}")
-    if len(arr) and np.abs(arr).max() < _SQUARE_SAFE:
+    if arr.size and np.maximum.reduce(np.abs(arr), axis=None) < _SQUARE_SAFE:
         # the usual case, the arithmetic of np.linalg.norm(arr, axis=1, keepdims=True)
         # without its wrapper: no square can leave float32's range, so every component
         # is finite and the norms are exact to float32; a zero row still needs the check
+        # (ufunc reductions: ndarray.max and .all go through Python wrappers)
         norms = np.sqrt(np.add.reduce(arr * arr, axis=1, keepdims=True))
-        if (norms > 0).all():
+        if np.minimum.reduce(norms, axis=None) > 0:
             return np.ascontiguousarray(arr / norms, dtype=np.float32)
     if not np.isfinite(arr).all():
         raise InputError(field, "contains NaN, infinity or a value beyond float32 range")

@@ -94,10 +94,11 @@ def _log1p_counts(counts: np.ndarray) -> np.ndarray:
     """``log1p(counts)``, bit for bit, by table lookup: access counts are small integers,
     so a table up to the largest one costs far fewer logarithms than one per memory."""
     small = len(counts) >= 64 and counts.dtype.kind in "iu" and counts.min() >= 0
-    if not small or int(counts.max()) >= len(counts):
+    top = int(counts.max()) if small else 0
+    if not small or top >= len(counts):
         direct: np.ndarray = np.log1p(counts)
         return direct
-    looked_up: np.ndarray = np.log1p(np.arange(int(counts.max()) + 1, dtype=np.float64))[counts]
+    looked_up: np.ndarray = np.log1p(np.arange(top + 1, dtype=np.float64))[counts]
     return looked_up
 
 

@@ -51,7 +51,7 @@ def information_density(text: str, metadata: Mapping[str, Any]) -> float:
     override = metadata.get("importance")
     if isinstance(override, (int, float)) and not isinstance(override, bool):
         return min(max(float(override), 0.0), 1.0)
-    total = sum(surprisal(word) for word in set(_WORD.findall(text.lower())))
+    total = sum(map(surprisal, set(_WORD.findall(text.lower()))))
     score = total / (total + HALF_IMPORTANCE_SURPRISAL)
     score += _TYPE_BONUS.get(str(metadata.get("type", "")).lower(), 0.0)
     return min(score, 1.0)

@@ -398,6 +398,7 @@ def _probe(
     best = index.best_weights(held)
     percentiles = weight_percentiles(best, held)
     series = np.array(list(samples)) if samples else np.empty((0, len(index.facts)))
+    trajectories = series.T.tolist()  # each fact's sampled weights, as Python floats
     outcomes = []
     for i, fact in enumerate(conversation.key_facts):
         hits = loop.recall(
@@ -413,7 +414,7 @@ def _probe(
                 weight=none_if_nan(best[i]),
                 weight_percentile=none_if_nan(percentiles[i]),
                 hits=tuple(h.id for h in hits),
-                trajectory=tuple(none_if_nan(v) for v in series[:, i].tolist()),
+                trajectory=tuple([None if v != v else v for v in trajectories[i]]),  # NaN: None
             )
         )
     return tuple(outcomes)

@@ -331,12 +331,12 @@ class LexicalIndex:
         tokens = _tokens(text)
         counts: dict[str, int] = {}
         for tok in tokens:
-            tok = sys.intern(tok)  # one string per term, not one per document holding it
             counts[tok] = counts.get(tok, 0) + 1
         for term, tf in counts.items():
             held = self._postings.get(term)
-            if held is None:
-                self._postings[term] = int(slot) << _TF_BITS | tf
+            if held is None:  # a new term: its key is interned (one string per term, not
+                # one per document holding it); a known term's key is interned already
+                self._postings[sys.intern(term)] = int(slot) << _TF_BITS | tf
             elif isinstance(held, int):
                 self._postings[term] = postings = _Postings.of_one(self._generation, held)
                 postings.append(slot, tf)
@@ -557,14 +557,24 @@ class LexicalIndex:
         avgdl = max(total_len / n_docs, 1.0)
         if n_docs == self._n_docs:
             group = None  # the group holds every document: nothing to filter
-        held = [self.postings(term) for term in set(_tokens(text)) if term in self._postings]
-        if not held:
-            return np.empty(0, np.float32), np.empty(0, np.int64)
-        # every term's postings in one array: the same float32 arithmetic per posting as a
+        # each term's postings, in one array: the same float32 arithmetic per posting as a
         # loop over the terms, in a dozen numpy calls instead of a dozen per term
-        slots = np.concatenate([term_slots for term_slots, _ in held])
-        tf = np.concatenate([term_tf for _, term_tf in held])
-        dfs = [len(term_slots) for term_slots, _ in held]  # each term's documents
+        slot_parts, tf_parts, dfs = [], [], []  # dfs: each term's documents
+        postings = self._postings
+        for term in set(_tokens(text)):
+            held = postings.get(term)
+            if held is None:
+                continue
+            if isinstance(held, int):
+                term_slots, term_tf = self.postings(term)
+            else:
+                term_slots, term_tf = held.slots[: held.n], held.tf[: held.n]
+            slot_parts.append(term_slots)
+            tf_parts.append(term_tf)
+            dfs.append(len(term_slots))
+        if not dfs:
+            return np.empty(0, np.float32), np.empty(0, np.int64)
+        slots, tf = np.concatenate(slot_parts), np.concatenate(tf_parts)
         if group is not None:  # ... in the group
             inside = self._group[slots] == group
             slots, tf = slots[inside], tf[inside]
@@ -574,7 +584,7 @@ class LexicalIndex:
             [math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs], dtype=np.float32
         )
         norm = self.k1 * (1.0 - self.b + self.b * self._dl[slots] / avgdl)
-        scores = np.repeat(idf, dfs) * tf * (self.k1 + 1.0) / (tf + norm)
+        scores = idf.repeat(dfs) * tf * (self.k1 + 1.0) / (tf + norm)
         if not len(slots):
             return np.empty(0, np.float32), np.empty(0, np.int64)
         matched, totals = self._accumulate(slots, scores)

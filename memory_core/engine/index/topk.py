@@ -13,6 +13,10 @@ import numpy as np
 
 SAMPLE = 4096
 """Scores sampled (evenly spaced) for the floor under the k-th largest."""
+SMALL = 512
+"""Up to this many scores, every positive one is sorted: the floor's own sort, mask and
+comparisons cost more than they save (a replay's atlas holds ~150 memories). The same
+answer either way: the floor only drops scores that cannot be among the ``k`` best."""
 FLOAT32_MARGIN = 1e-6
 """Relative margin under the floor: scores are ranked as float32 once summed in float64,
 and two float64 scores closer than this may round to the same float32."""
@@ -22,10 +26,14 @@ def largest(scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` largest positive ``scores`` as float32 ranks them, best
     first, the lower position first among equals (so the answer does not depend on a
     selection algorithm's order); fewer when fewer are positive."""
-    sample = scores[:: max(1, len(scores) // SAMPLE)]
-    sample = np.sort(sample[sample > 0])  # a sort beats np.partition here (see above)
-    floor = sample[-k] * (1.0 - FLOAT32_MARGIN) if 0 < k <= len(sample) else 0.0
-    near = np.flatnonzero(scores >= floor if floor > 0 else scores > 0)
-    order = np.argsort(-scores[near].astype(np.float32), kind="stable")[: max(k, 0)]
+    if len(scores) <= SMALL:
+        near = (scores > 0).nonzero()[0]  # every candidate: no floor to look for
+    else:
+        sample = scores[:: max(1, len(scores) // SAMPLE)]
+        sample = sample[sample > 0]
+        sample.sort()  # a sort beats np.partition here (see above)
+        floor = sample[-k] * (1.0 - FLOAT32_MARGIN) if 0 < k <= len(sample) else 0.0
+        near = (scores >= floor if floor > 0 else scores > 0).nonzero()[0]
+    order = (-scores[near].astype(np.float32)).argsort(kind="stable")[: max(k, 0)]
     best: np.ndarray = near[order]
     return best

@@ -286,7 +286,9 @@ class VectorIndex:
             self._rebuild(hnsw=True)
 
     def remove(self, ids: np.ndarray) -> None:
-        ids = np.unique(np.asarray(ids, dtype=np.int64).reshape(-1))
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if len(ids) > 1:  # one id (an eviction at capacity) is unique already
+            ids = np.unique(ids)
         ids = ids[(ids >= 0) & (ids < len(self._label_of))]
         labels = self._label_of[ids]
         labels = labels[labels >= 0]

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.engine.index.topk import SAMPLE, largest
+from memory_core.engine.index.topk import SAMPLE, SMALL, largest
 
 
 def by_sorting(scores: np.ndarray, k: int) -> list[int]:
@@ -18,14 +18,15 @@ def by_sorting(scores: np.ndarray, k: int) -> list[int]:
 
 @settings(max_examples=80, deadline=None)
 @given(
-    size=st.sampled_from([0, 1, 7, 100, SAMPLE - 1, 3 * SAMPLE + 5]),
+    size=st.sampled_from([0, 1, 7, 100, SMALL, SMALL + 1, SAMPLE - 1, 3 * SAMPLE + 5]),
     k=st.integers(0, 60),
     distinct=st.sampled_from([1, 3, 50, 10_000]),
     matched=st.floats(0.0, 1.0),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_matches_a_full_sort(size: int, k: int, distinct: int, matched: float, seed: int) -> None:
-    """Few distinct values make ties at the cut; mostly zero arrays are dense tallies."""
+    """Few distinct values make ties at the cut; mostly zero arrays are dense tallies; up
+    to ``SMALL`` scores every positive one is sorted, beyond it a sampled floor cuts first."""
     rng = np.random.default_rng(seed)
     scores = rng.integers(1, distinct + 1, size) * 0.37
     scores[rng.random(size) >= matched] = 0.0
