@@ -71,12 +71,22 @@ the replay policy's 0.8 that resolves alone, so a reviewer settles it."""
 UNRELATED_SCORE = 0.02
 WARM_UP_PAIR = ("I live in Oslo and work as a nurse.", "I moved to Bergen last year.")
 """What ``ClaimJudge.warm`` judges to load its models: claims, a slot, a place, a time."""
-OPEN_BAND = (0.2, 0.8)
-"""Pair-model probabilities between which the cross-encoder (``pair_encoder.py``) decides
-instead (the second look): it costs a MiniLM run per pair, the pair model a dot
-product, so it reads only the pairs the pair model leaves open. Set before any measurement
-and not tuned; on the selection fold it kept nearly all of the encoder's gain (whole judge
-0.78 / 0.66 against 0.79 / 0.67 with the encoder on every candidate pair)."""
+SURE = 0.8
+"""Pair-model probability from which its contradiction is sure. Below it the cross-encoder
+(``pair_encoder.py``) decides instead (the second look) wherever its answer could change
+the label (:meth:`_Candidate.open`): it costs a MiniLM run per pair, the pair model a dot
+product, so it reads only the pairs the pair model leaves open. 0.8 was set before any
+measurement and not tuned."""
+SURE_NO = 0.2
+"""Pair-model probability under which its "no" is sure for texts the rules have nothing to
+compare in (no finding, attribute word, value or slot in common: :attr:`_Candidate.
+anchored`); where they have, the cross-encoder still decides. Until session 13 the "no"
+was sure for every pair; the cross-encoder, the better reader on pairs neither was trained
+on (fifth pass), found 7 changes among those on the independent dev and scenario sets at
+one false alarm ("big meat lover" / "being vegan for 5 years", "User is retired ..." /
+"User works full time as an accountant ..."). Opened for every pair, it also found one in
+trip-approval's chatter ("Understood, ..." / "Thanks, that's everything for now."), as it
+did on fragments of task chat (eighth pass) (docs/conflicts.md, session 13)."""
 CROSSED_PAIRS = 4096
 """Cross-encoder probabilities kept, by pair (a scan judges each pair from both sides)."""
 PairScorer = Callable[[str, str, np.ndarray], float]
@@ -107,7 +117,7 @@ class ClaimJudge:
             rules on candidate pairs (needs ``slots``).
         scorer: the learned half's probability that a candidate pair ``(a, b, features)``
             contradicts, in place of the pair model's (the features are its input).
-        cross_encoder: where the pair model is unsure (:data:`OPEN_BAND`), let the
+        cross_encoder: where the pair model is not sure (:data:`SURE`), let the
             cross-encoder (``pair_encoder.py``) decide instead (needs ``learned``): the
             second look. It gains recall at the same precision on held-out pairs
             (docs/conflicts.md, fifth pass); a MiniLM run per open pair is too slow for a
@@ -430,8 +440,8 @@ class _Candidate:
         )  # fmt: skip
 
     def open(self, a: str, b: str) -> bool:
-        """The cross-encoder has a say: the pair model is unsure (:data:`OPEN_BAND`) and the
-        verdict would differ between a sure "yes" and a sure "no".
+        """The cross-encoder has a say: the pair model is not sure (:data:`SURE`,
+        :data:`SURE_NO`) and the verdict would differ between a sure "yes" and a sure "no".
 
         What its low probability may overturn, then: a contradiction the pair model found
         alone, and the rules' findings on words (a denial of a shared word, a swapped word,
@@ -444,7 +454,7 @@ class _Candidate:
         (docs/conflicts.md, session 13). A value change the pair model doubts stays open:
         the second look may still confirm it. A long turn where the rules found nothing is
         not opened either."""
-        if not OPEN_BAND[0] <= self.probability <= OPEN_BAND[1]:
+        if self.probability > SURE or (self.probability < SURE_NO and not self.anchored):
             return False
         finding = self.finding
         if finding is not None and finding.valued and self.probability >= self.threshold:

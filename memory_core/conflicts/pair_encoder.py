@@ -10,7 +10,7 @@ project's own pair sets (never the independent sets of issue #27). Only the delt
 head are stored (``pair_encoder.npz``, under 1 MB); loading adds them to a private copy of
 the packaged model. A pair costs a MiniLM run in each order (a contradiction has no
 direction: their logits are averaged), so the judge asks it only about the pairs its pair
-model leaves open (``claim_judge.OPEN_BAND``), and off the write path (``second_look.py``).
+model leaves open (``claim_judge.SURE``), and off the write path (``second_look.py``).
 
 Pairs are read in batches of similar token counts (a batch is padded to its longest pair:
 grouped, the scenario pairs cost 15.6 ms of CPU a pair instead of 21.0, probabilities

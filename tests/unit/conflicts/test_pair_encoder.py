@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from memory_core.conflicts import claim_judge, pair_encoder, pair_model
-from memory_core.conflicts.claim_judge import OPEN_BAND, ClaimJudge
+from memory_core.conflicts.claim_judge import SURE, ClaimJudge
 from memory_core.embedding.minilm import MODEL_NAME, model_path
 from tests.unit.conflicts.test_pair_model import _constant
 from tests.unit.conflicts.test_slot_judge import SlotFakeEmbedder
@@ -86,14 +86,14 @@ class _MiniLMNamed(SlotFakeEmbedder):
 A, B = "I'm married.", "Happily married for ten years now."
 
 
-@pytest.mark.parametrize(("bias", "asked"), [(0.0, True), (6.0, False), (-6.0, False)])
+@pytest.mark.parametrize(("bias", "asked"), [(0.0, True), (6.0, False), (-6.0, True)])
 def test_only_pairs_the_pair_model_leaves_open_reach_the_encoder(
     monkeypatch: pytest.MonkeyPatch, bias: float, asked: bool
 ) -> None:
     encoder = _Encoder(0.97)
     monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
     monkeypatch.setattr(pair_model, "load", lambda: _constant(bias, embedder=MODEL_NAME))
-    assert (OPEN_BAND[0] <= 1 / (1 + np.exp(-bias)) <= OPEN_BAND[1]) == asked
+    assert (1 / (1 + np.exp(-bias)) <= SURE) == asked  # a sure "yes" only is settled
     judge = ClaimJudge(embedder=_MiniLMNamed())
     assert judge.first_look(A, B).open is asked
     assert encoder.asked == []  # a first look never runs it
@@ -103,6 +103,17 @@ def test_only_pairs_the_pair_model_leaves_open_reach_the_encoder(
         assert verdict.is_contradiction
         assert verdict.reason.startswith("second look: cross-encoder p=0.97")
         assert verdict.score <= claim_judge.LEARNED_SCORE
+
+
+def test_a_sure_no_between_texts_with_nothing_in_common_is_settled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    encoder = _Encoder(0.97)
+    monkeypatch.setattr(pair_encoder, "load", lambda: encoder)
+    monkeypatch.setattr(pair_model, "load", lambda: _constant(-6.0, embedder=MODEL_NAME))
+    judge = ClaimJudge(embedder=_MiniLMNamed())
+    assert judge.first_look(A, B, 0.9).open  # "married" in both: the encoder decides
+    assert not judge.first_look("I'm married.", "Thanks, that's all for now.", 0.9).open
 
 
 def test_a_second_look_reads_open_pairs_in_one_batch_once_in_either_order(
