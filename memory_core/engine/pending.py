@@ -19,7 +19,9 @@ before anything else touches the index): the graph, every search and every resul
 those of an insert per add. The atlas's table, BM25 index, relations and events are made
 at once, as before; only the vector index lags, and nothing reads it without the lock.
 A hard kill loses nothing that is not lost today: the memory and its vector are in the
-``MemoryAdded`` event, and a snapshot's index is taken under the lock.
+``MemoryAdded`` event, and a snapshot's index is taken under the lock. At exit and before
+a fork the worker's insert under way is waited for (a thread inside FAISS at exit aborts
+the process; a child forked meanwhile would inherit a lock held by a thread it lacks).
 """
 
 from __future__ import annotations
@@ -125,7 +127,7 @@ class _Worker:
     """The process's insert worker: one daemon thread, started by the first deferred
     insert, taking the lock of each atlas it is woken for (which makes the insert)."""
 
-    __slots__ = ("_busy", "_lock", "_queue", "_stopped", "_thread", "cpu_ns")
+    __slots__ = ("_busy", "_lock", "_paused", "_queue", "_stopped", "_thread", "cpu_ns")
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[weakref.ref[Pending] | None] = queue.SimpleQueue()
@@ -133,6 +135,7 @@ class _Worker:
         self._lock = threading.Lock()
         self._busy = threading.Lock()
         self._stopped = False
+        self._paused = False
         self.cpu_ns = 0
         """CPU time the worker has spent on inserts (written by it alone)."""
 
@@ -168,6 +171,18 @@ class _Worker:
             self._stopped = True
         self._queue.put(None)
 
+    def pause(self) -> None:
+        """Before a fork: wait for an insert under way, so the child does not inherit an
+        atlas lock held by a thread it does not have (up to a second: a forking thread
+        that holds the lock the worker waits for must not wait for the worker)."""
+        self._paused = self._busy.acquire(timeout=1.0)
+
+    def resume(self) -> None:
+        """After a fork, in the parent."""
+        if self._paused:
+            self._paused = False
+            self._busy.release()
+
     def forget(self) -> None:
         """In a forked child: the parent's thread does not exist here."""
         self.__init__()  # type: ignore[misc]
@@ -181,4 +196,6 @@ def worker_cpu_ns() -> int:
 
 _WORKER = _Worker()
 atexit.register(_WORKER.stop)
-os.register_at_fork(after_in_child=_WORKER.forget)
+os.register_at_fork(
+    before=_WORKER.pause, after_in_parent=_WORKER.resume, after_in_child=_WORKER.forget
+)

@@ -112,3 +112,55 @@ def test_exit_while_the_worker_is_inside_faiss_is_clean() -> None:
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     assert "terminate called" not in done.stderr
+
+
+FORKING = """
+import os, signal, time
+import faiss, numpy as np
+from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
+from memory_core.engine.index import VectorIndex
+
+rng = np.random.default_rng(0)
+rows = rng.standard_normal((31, 32)).astype(np.float32)
+rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+atlas = ElasticMemoryAtlas(AtlasConfig(hnsw_threshold=20), embedder=HashingEmbedder(32))
+texts = [f"note {chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(30)]
+atlas.add_many(texts, session_id="s", embeddings=rows[:30])
+started = []
+data = rng.random((3_000, 64), dtype=np.float32)  # ~0.15 s inside FAISS
+add = VectorIndex.add
+
+
+def long_add(self, ids, vectors):  # an insert that stays inside FAISS for a while
+    started.append(True)
+    faiss.IndexHNSWFlat(64, 16).add(data)
+    add(self, ids, vectors)
+
+
+VectorIndex.add = long_add
+atlas.add("the valve on the north tank leaks", session_id="s", embedding=rows[30])
+while not started:
+    time.sleep(0.001)
+pid = os.fork()
+if pid == 0:  # the child: its copy of the atlas must answer
+    VectorIndex.add = add
+    atlas.retrieve("valve", top_k=3, session_id="s")
+    os._exit(0)
+deadline = time.monotonic() + 20
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        raise SystemExit(os.waitstatus_to_exitcode(status))
+    time.sleep(0.01)
+os.kill(pid, signal.SIGKILL)
+raise SystemExit("the forked child hung on the atlas lock")
+"""
+
+
+def test_a_fork_while_the_worker_inserts_leaves_the_child_a_usable_atlas() -> None:
+    """A process forks while the worker is inside an insert: the fork waits for it, so the
+    child does not inherit an atlas lock held by a thread it does not have."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORKING], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
