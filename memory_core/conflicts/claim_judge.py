@@ -43,7 +43,7 @@ from memory_core.conflicts.claim_terms import (
 )
 from memory_core.conflicts.claims import Claim, claims
 from memory_core.conflicts.slots import SlotReader, SlotReading
-from memory_core.conflicts.verdict import FirstLook, Verdict
+from memory_core.conflicts.verdict import FirstLook, Verdict, judged_now
 from memory_core.embedding.base import Embedder
 from memory_core.embedding.recent import RecentCache
 from memory_core.errors import ConfigError, InputError
@@ -228,8 +228,7 @@ class ClaimJudge:
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
         """Judge ``a`` (usually the older memory) against ``b`` (usually the newer one): the
         first look and, when it leaves the pair open, the second look at once."""
-        look = self.first_look(a, b, similarity)
-        return self.second_look([look])[0] if look.open else look.verdict
+        return judged_now(self, a, b, similarity)
 
     def first_look(
         self,

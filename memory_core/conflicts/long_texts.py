@@ -50,6 +50,7 @@ from memory_core.conflicts.verdict import (
     Span,
     TwoLookJudge,
     Verdict,
+    judged_now,
 )
 from memory_core.embedding.base import Embedder, embed_checked
 from memory_core.embedding.recent import RecentCache
@@ -252,8 +253,7 @@ class TwoLookSentenceJudge(SentenceJudge):
         self._two = inner
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
-        look = self.first_look(a, b, similarity)
-        return self.second_look([look])[0] if look.open else look.verdict
+        return judged_now(self, a, b, similarity)
 
     def first_look(
         self,

@@ -132,3 +132,10 @@ class TwoLookJudge(ContradictionJudge, Protocol):
         ...
 
     def second_look(self, looks: Sequence[FirstLook]) -> list[Verdict]: ...
+
+
+def judged_now(judge: TwoLookJudge, a: str, b: str, similarity: float | None = None) -> Verdict:
+    """A two-look judge's ``judge``: the first look and, when it leaves the pair open, the
+    second look at once (the contract above, in one place)."""
+    look = judge.first_look(a, b, similarity)
+    return judge.second_look([look])[0] if look.open else look.verdict

@@ -74,8 +74,8 @@ def test_real_text_matches_an_insert_per_add_with_the_worker_running() -> None:
     assert not atlas_differences(deferred, follower)
 
 
-CHILD = """
-import time
+INSERTING = """
+import os, signal, time
 import faiss, numpy as np
 from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
 from memory_core.engine.index import VectorIndex
@@ -87,7 +87,7 @@ atlas = ElasticMemoryAtlas(AtlasConfig(hnsw_threshold=20), embedder=HashingEmbed
 texts = [f"note {chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(30)]
 atlas.add_many(texts, session_id="s", embeddings=rows[:30])
 started = []
-data = rng.random((20_000, 64), dtype=np.float32)
+data = rng.random((INSERT_ROWS, 64), dtype=np.float32)
 add = VectorIndex.add
 
 
@@ -102,6 +102,10 @@ atlas.add("the valve on the north tank leaks", session_id="s", embedding=rows[30
 while not started:
     time.sleep(0.001)
 """
+"""A child process's script up to the moment its atlas's insert worker is inside FAISS
+(``INSERT_ROWS`` rows of work: how long it stays there)."""
+
+CHILD = INSERTING.replace("INSERT_ROWS", "20_000")
 
 
 def test_exit_while_the_worker_is_inside_faiss_is_clean() -> None:
@@ -114,34 +118,9 @@ def test_exit_while_the_worker_is_inside_faiss_is_clean() -> None:
     assert "terminate called" not in done.stderr
 
 
-FORKING = """
-import os, signal, time
-import faiss, numpy as np
-from memory_core import AtlasConfig, ElasticMemoryAtlas, HashingEmbedder
-from memory_core.engine.index import VectorIndex
-
-rng = np.random.default_rng(0)
-rows = rng.standard_normal((31, 32)).astype(np.float32)
-rows /= np.linalg.norm(rows, axis=1, keepdims=True)
-atlas = ElasticMemoryAtlas(AtlasConfig(hnsw_threshold=20), embedder=HashingEmbedder(32))
-texts = [f"note {chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(30)]
-atlas.add_many(texts, session_id="s", embeddings=rows[:30])
-started = []
-data = rng.random((3_000, 64), dtype=np.float32)  # ~0.15 s inside FAISS
-add = VectorIndex.add
-
-
-def long_add(self, ids, vectors):  # an insert that stays inside FAISS for a while
-    started.append(True)
-    faiss.IndexHNSWFlat(64, 16).add(data)
-    add(self, ids, vectors)
-
-
-VectorIndex.add = long_add
-atlas.add("the valve on the north tank leaks", session_id="s", embedding=rows[30])
-while not started:
-    time.sleep(0.001)
-pid = os.fork()
+FORKING = (
+    INSERTING.replace("INSERT_ROWS", "3_000")
+    + """pid = os.fork()
 if pid == 0:  # the child: its copy of the atlas must answer
     VectorIndex.add = add
     atlas.retrieve("valve", top_k=3, session_id="s")
@@ -155,6 +134,7 @@ while time.monotonic() < deadline:
 os.kill(pid, signal.SIGKILL)
 raise SystemExit("the forked child hung on the atlas lock")
 """
+)
 
 
 def test_a_fork_while_the_worker_inserts_leaves_the_child_a_usable_atlas() -> None:
