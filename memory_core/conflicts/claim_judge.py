@@ -36,6 +36,7 @@ from memory_core.conflicts import pair_encoder, pair_model
 from memory_core.conflicts.claim_rules import _Finding, _findings
 from memory_core.conflicts.claim_terms import (
     _amounts,
+    _apart,
     _dates,
     _other_people,
     _related_texts,
@@ -552,10 +553,12 @@ def _decide(
     x, y = view.old, view.new
     if not short:
         return rules
-    if _other_people(x.subject, y.subject) or x.past != y.past or not y.states or y.addition:
+    if _apart(x, y) or not y.states or y.addition:
         return rules  # another subject, another time, a question or an addition: no change
     if _amounts(x) & _amounts(y) or _dates(x) & _dates(y):
         return rules  # the same amount or date said again, with more around it: a refinement
+    if _other_value_types(x, y):
+        return rules  # "is on 3 May" / "departs at 9:40": the day and the hour, two attributes
     spans = (_span("a", a, x.start, x.end), _span("b", b, y.start, y.end))
     old_piece, new_piece = spans[0].text.strip(), spans[1].text.strip()
     return Verdict(
@@ -566,6 +569,17 @@ def _decide(
         spans,
         untyped=True,
     )
+
+
+def _other_value_types(x: Claim, y: Claim) -> bool:
+    """Whether one claim gives only a date and the other only a clock time that it does not:
+    the day and the hour of one thing are two attributes ("User's flight is on 3 May" /
+    "User's flight departs at 9:40"). Amounts are not told apart from either this way: "at
+    10" is a clock time as often as an amount."""
+    left = {(v.type, v.key) for v in x.values}
+    right = {(v.type, v.key) for v in y.values}
+    kinds = {t for t, _ in left - right}, {t for t, _ in right - left}
+    return kinds in (({"date"}, {"time"}), ({"time"}, {"date"}))
 
 
 def _clip(text: str, limit: int = 60) -> str:

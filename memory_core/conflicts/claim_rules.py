@@ -21,6 +21,7 @@ from memory_core.conflicts.claim_terms import (
     SHORT_CLAIM,
     _alternative,
     _amounts,
+    _apart,
     _attribute,
     _comparable_amounts,
     _differ,
@@ -28,7 +29,6 @@ from memory_core.conflicts.claim_terms import (
     _in_order,
     _name_words,
     _one_name,
-    _other_people,
     _qualified,
     _related,
     _same,
@@ -111,7 +111,7 @@ def _compare(
 ) -> _Finding | None:
     """The contradiction between claim ``x`` of ``a`` and claim ``y`` of ``b``, if any;
     ``slots``: what the two claims read by slot, when known (:func:`_slots`)."""
-    if _other_people(x.subject, y.subject) or x.past != y.past or y.addition:
+    if _apart(x, y) or y.addition:
         return None
     related = _related(x, y)
     found = _value_change(a, b, x, y, related)
@@ -249,7 +249,7 @@ def _slot_change(
     :data:`PARAPHRASE`) makes the claims agree. Token vectors do not decide here: those of
     antonyms and of numbers are close ("introverted" / "extroverted", "34" / "29").
     """
-    if _other_people(x.subject, y.subject) or x.past != y.past or y.addition:
+    if _apart(x, y) or y.addition:
         return None
     if x.denied or y.denied:
         return None

@@ -51,6 +51,35 @@ def _other_people(a: str, b: str) -> bool:
     return True
 
 
+def _apart(x: Claim, y: Claim) -> bool:
+    """Whether two claims are about different subjects, things or times: then nothing
+    one says can contradict the other."""
+    return _other_people(x.subject, y.subject) or _other_things(x, y) or _other_times(x, y)
+
+
+def _other_things(x: Claim, y: Claim) -> bool:
+    """Whether two claims open on one kind of thing told apart by alternative modifiers:
+    "my older brother" / "my younger brother", "the morning shift" / "the evening shift"
+    (the same last words, before them words of one kind, token-vector cosine
+    :data:`ALTERNATIVE`); "my car" / "my new car" is one car, "User's monthly budget" /
+    "User's grocery budget" one budget (the modifiers are not alternatives)."""
+    left, right = list(x.holder), list(y.holder)
+    if not left or left[-1:] != right[-1:]:
+        return False
+    while left and right and left[-1] == right[-1]:
+        left.pop()
+        right.pop()
+    if not left or not right or set(left) & set(right):
+        return False
+    return bool((vectors.cross(left, right) >= ALTERNATIVE).any())
+
+
+def _other_times(x: Claim, y: Claim) -> bool:
+    """Whether two claims hold at times that do not meet (``claims._time``): "lived in
+    Manila until 2015" / "has lived in Toronto since 2016", "as a kid" / now."""
+    return x.time[1] < y.time[0] or y.time[1] < x.time[0]
+
+
 _HEAD_WORDS = [(i, h) for i, names in enumerate(SINGLE_VALUED) for h in names.split()]
 
 

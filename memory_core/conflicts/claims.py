@@ -15,6 +15,7 @@ values are alike is left to word vectors (see ``vectors.py``).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -69,8 +70,29 @@ _PAST = (
     "back then",
     "at the time",
 )
-_PAST_UNTIL = re.compile(r"\buntil (?:(?:19|20)\d\d|last|recently|a (?:few|couple))\b")
-"""A stated end in the past: "lived in Manila until 2015" is no claim about now."""
+_PAST_UNTIL = re.compile(r"\buntil (?:last|recently|a (?:few|couple))\b")
+"""A stated end in the past without a year ("until last spring"): no claim about now."""
+_PAST_FRAME = re.compile(
+    r"\bback in (?:the|my|our|those|uni|college|school|high school)\b"
+    r"|\bas (?:a|an) (?:kid|child|teen|teenager|student|undergrad)\b"
+)
+"""A past state's frame without a year: "back in uni", "as a student" (life stages, a
+closed class). Not "ago", which dates events as often ("broke up
+two years ago"): see :func:`_time`."""
+_YEAR = r"((?:19|20)\d\d)"
+_MONTH = r"(?:(?:early|late|mid|end of)\s+)?(?:(?:" + "|".join(sorted(_MONTHS)) + r")\s+)?"
+_YEAR_SPAN = re.compile(rf"\b{_MONTH}{_YEAR} (?:to|until|till|through|and) {_MONTH}{_YEAR}\b")
+_YEAR_MARK = re.compile(
+    rf"\b(since|until|till|through|throughout|before|after|in|during|by) {_MONTH}{_YEAR}\b"
+)
+_NOW = re.compile(r"\b(?:now|currently|nowadays|these days|at the moment|anymore|any more)\b")
+NOW = math.inf
+"""The present on a claim's time line (years): a claim without a time mark is about now."""
+Interval = tuple[float, float]
+PRESENT: Interval = (NOW, NOW)
+SOME_PAST: Interval = (-math.inf, -math.inf)
+"""An undated past ("used to", "as a kid"): it meets another undated past or a stated end
+("until 2015"), not the present nor a dated year."""
 _ADDITION = _words("also separately plus besides")
 _ADDITION_PHRASES = ("as well", "its own", "their own", "her own", "his own", "another")
 _CORRECTION = _words(
@@ -88,6 +110,12 @@ _FIRST_PERSON = _words("i i'm i've i'd i'll me my mine we we're we've us our use
 in Denver", "User's son ...")."""
 _POSSESSIVE = _words("my our his her their user's")
 _SPEAKER_FIRST = _words("i i'm i've i'd i'll we we're we've user")
+_DETERMINER = _POSSESSIVE | _words("the")
+"""What may stand before a relative who is the subject: "my sister", "the neighbour's dog"."""
+_THIRD_PERSON = _words("he she he's she's")
+"""Subject pronouns of someone else: a piece that uses one and not the speaker's words is
+about that one ("her" may be a pet's: "the salmon upset her stomach")."""
+_AUXILIARIES = _words("is was has had 's")
 _QUESTION_START = _words(
     "what which how when where who whom why do does did is are am was were can could "
     "should would will shall may"
@@ -175,9 +203,18 @@ class Claim:
     length: int
     """Tokens in the piece."""
     subject: str
-    past: bool
+    holder: tuple[str, ...]
+    """Stems of the noun phrase the piece opens with after "my" / "User's" / "the" ("return
+    flight" in "User's return flight is ..."): which of the subject's things it is about."""
+    time: Interval
+    """When the claim holds, in years from ``-inf`` to :data:`NOW` (see :func:`_time`)."""
     addition: bool
     corrects: bool
+
+    @property
+    def past(self) -> bool:
+        """Whether the claim is about a time before now (marked: "used to", "until 2015")."""
+        return self.time[1] < NOW
 
     @property
     def states(self) -> bool:
@@ -252,14 +289,50 @@ def _claim(text: str, start: int, end: int) -> Claim:
         request=first in _REQUEST_START,
         length=len(tokens),
         subject=_subject(tokens),
-        past=first == "before"
-        or any(re.search(rf"\b{m}\b", lowered) for m in _PAST)
-        or _PAST_UNTIL.search(lowered) is not None,
+        holder=_holder(lows),
+        time=_time(lowered, first == "before"),
         addition=bool(_ADDITION & set(lows))
         or any(p in lowered for p in _ADDITION_PHRASES)
         or re.search(r"\btoo\W*$", piece) is not None,
         corrects=bool(_CORRECTION & {stem(w) for w in lows}),
     )
+
+
+def _time(lowered: str, opens_before: bool) -> Interval:
+    """When a piece holds, from its time marks (closed classes: prepositions before a year,
+    tense markers): "from 2009 to 2014" is those years; "since 2016" runs to now, and so
+    does "in 2019" (what happened then, "moved out in 2017", "died in 2015", still holds:
+    a year alone does not tell a past state from an event); "until 2015" / "before 2018"
+    end then; "used to", "as a kid", "back in uni" are an undated past; no mark, or "now"
+    / "currently", is the present. Two claims meet only when their intervals do
+    (``claim_terms._other_times``): "lived in Manila until 2015" / "has lived in Toronto
+    since 2016" do not, "vegetarian since 2010" / "had wings in 2014" do."""
+    span = _YEAR_SPAN.search(lowered)
+    if span:
+        return float(span.group(1)), float(span.group(2))
+    start, end = -math.inf, NOW
+    dated = False
+    for mark, year in ((m.group(1), float(m.group(2))) for m in _YEAR_MARK.finditer(lowered)):
+        dated = True
+        if mark in ("since", "in", "during", "throughout"):
+            start = max(start, year)
+        elif mark == "after":
+            start = max(start, year + 1)
+        elif mark in ("until", "till", "through", "by"):
+            end = min(end, year)
+        elif mark == "before":
+            end = min(end, year - 1)
+    if dated:
+        return (start, end) if start <= end else (end, start)
+    if _NOW.search(lowered):
+        return PRESENT
+    past = (
+        opens_before
+        or any(re.search(rf"\b{m}\b", lowered) for m in _PAST)
+        or _PAST_UNTIL.search(lowered) is not None
+        or _PAST_FRAME.search(lowered) is not None
+    )
+    return SOME_PAST if past else PRESENT
 
 
 def _content(low: str) -> bool:
@@ -308,27 +381,83 @@ def _negation_start(lows: list[str]) -> int | None:
 
 
 def _subject(tokens: list[Token]) -> str:
-    """Whom the piece is about: a relative ("my brother ..."), someone named ("Priya's own
-    boss ..."), the speaker (``"i"``), or nobody in particular (``""``)."""
+    """Whom the piece is about: a relative ("my brother ...", "the neighbour's dog ..."),
+    someone named ("Priya's own boss ...", "Priya lives ..."), the speaker (``"i"``),
+    someone else spoken of ("he" / "she" in a piece without the speaker), or nobody in
+    particular (``""``)."""
     for i, token in enumerate(tokens[:5]):
         if token.low in _SPEAKER_FIRST:
             break  # "I play with my kids": the speaker's claim
-        if token.low in _POSSESSIVE and i + 1 < len(tokens):
+        if token.low in _DETERMINER and i + 1 < len(tokens):
             # "my brother", "User's son", "my older brother", "my best friend's"
-            for following in (t.low for t in tokens[i + 1 : i + 3]):
-                if following.removesuffix("'s") in _KIN:
-                    return following  # "sister", or "sister's" for what is hers
-            break
+            for j in range(i + 1, min(i + 3, len(tokens))):
+                if tokens[j].low.removesuffix("'s") in _KIN:
+                    return _possessor(tokens, j)  # "sister", or "sister's" for what is hers
+            if token.low in _POSSESSIVE:
+                break
+            continue
         if (
             token.low.endswith("'s")
             and token.text[0].isupper()
             and token.low[:-2] not in STOP
             and token.low not in _FIRST_PERSON
         ):
-            return token.low
+            return _possessor(tokens, i)
     if any(t.low in _FIRST_PERSON for t in tokens):
         return "i"
+    if tokens and _is_name(tokens, 0) and _third_person_verb([t.low for t in tokens[1:3]]):
+        return tokens[0].low  # "Priya lives in Austin", "Hana is a GP"
+    if any(t.low in _THIRD_PERSON for t in tokens):
+        return "she"  # "hana lives on coffee, she has one between every patient"
     return ""
+
+
+def _third_person_verb(following: list[str]) -> bool:
+    """Whether the words after a name open its predicate: an auxiliary ("Hana is ..."), or
+    a word in "-s" before a function word ("Priya lives in ...", not "Invoice terms
+    changed ...")."""
+    if not following:
+        return False
+    verb = following[0]
+    if verb in _AUXILIARIES:
+        return True
+    return (
+        verb.endswith("s")
+        and not verb.endswith("ss")
+        and verb not in STOP
+        and following[1:2] != []
+        and following[1] in STOP
+    )
+
+
+def _holder(lows: list[str]) -> tuple[str, ...]:
+    """The content words (stems, at most three) after a determiner among the first two
+    tokens, up to the first function word: "my older brother", "User's return flight"."""
+    for i, low in enumerate(lows[:2]):
+        if low in _DETERMINER:
+            words = []
+            for following in lows[i + 1 : i + 4]:
+                if following in STOP or not following.isalpha():
+                    break
+                words.append(stem(following))
+            return tuple(words)
+    return ()
+
+
+def _possessor(tokens: list[Token], i: int) -> str:
+    """``tokens[i]`` as a subject: "brother's" for what is his ("my brother's flat"), but
+    "brother" where "'s" is "is" / "has" ("my brother's been a plumber", "amira's a
+    chef"): a function word, a participle or nothing follows."""
+    low = tokens[i].low
+    following = tokens[i + 1].low if i + 1 < len(tokens) else ""
+    if low.endswith("'s") and (
+        not following
+        or following in STOP
+        or following.endswith(("ing", "ed"))
+        or following == "got"
+    ):
+        return low[:-2]
+    return low
 
 
 def _situated(value: Value, tokens: list[Token], text: str) -> Value:
