@@ -235,13 +235,30 @@ class _SeedOps:
                 graph.add_node(node_id, node=node)
 
 
-def _scenario(
-    ops: _EngineOps | _SeedOps, clock: ManualClock, data: Dataset, plan: Plan, impl: str
-) -> list[Samples]:
-    size = plan.size
-    pool = iter(range(size, len(data.texts)))
-    out = {op: Samples(op=op, impl=impl, size=size) for op in OPS}
+def until_retrieve(
+    atlas: ElasticMemoryAtlas, clock: ManualClock, data: Dataset, plan: Plan
+) -> ElasticMemoryAtlas:
+    """The built engine brought, untimed, to the state the scenario times its retrieves
+    in: after its writes (adds each deleted again, adds at capacity, session purges). For
+    a call-by-call reproduction of the retrieve line (``profile_ops --as-bench``)."""
+    _writes(_EngineOps(atlas), clock, data, plan, _samples(plan, "engine"))
+    return atlas
 
+
+def _samples(plan: Plan, impl: str) -> dict[str, Samples]:
+    return {op: Samples(op=op, impl=impl, size=plan.size) for op in OPS}
+
+
+def _writes(
+    ops: _EngineOps | _SeedOps,
+    clock: ManualClock,
+    data: Dataset,
+    plan: Plan,
+    out: dict[str, Samples],
+) -> None:
+    """The scenario's writes, timed into ``out``: adds with auto-link (each deleted
+    again), adds at capacity (each evicts one), session purges."""
+    pool = iter(range(plan.size, len(data.texts)))
     add = out[OPS[0]]
     for _ in range(plan.adds):
         i, before = next(pool), len(ops)
@@ -262,6 +279,13 @@ def _scenario(
     purge = out[OPS[2]]
     for session, _ in _sessions(plan)[1:]:
         purge.time(partial(ops.end_session, session))
+
+
+def _scenario(
+    ops: _EngineOps | _SeedOps, clock: ManualClock, data: Dataset, plan: Plan, impl: str
+) -> list[Samples]:
+    out = _samples(plan, impl)
+    _writes(ops, clock, data, plan, out)
 
     retrieve = out[OPS[3]]
     for q in range(plan.retrievals):

@@ -16,12 +16,21 @@ For a quick before/after of an engine change; ``make bench`` is the full report.
 export of a commit, e.g. ``git archive HEAD | tar -x -C /tmp/base``): a second process
 runs that tree's engine on the same data (and the same ``--cache`` file) and makes each
 call right after or before this one, so on a shared machine both see the same load.
+
+``--clustered`` uses the clustered real-text data of ``make bench``'s clustered line
+(``benchmarks.clustered_bench``: MiniLM vectors of the sample and dev texts, copied with
+noise) instead of random vectors; ``--as-bench`` runs the scenario's writes (adds each
+deleted again, adds at capacity, session purges) before timing, so the retrieves meet the
+atlas in the state ``make bench`` times its retrieve line in. A ``--cache`` written with
+either keeps the data and the clock beside the snapshot (``<cache>.data.npz``); the other
+tree of ``--against`` reads both from there, so it needs no such option of its own.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import inspect
 import io
 import itertools
 import os
@@ -36,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks import breakdown
-from benchmarks.datasets import random_dataset
+from benchmarks.datasets import Dataset, random_dataset
 from benchmarks.measure import call_cpu_ns, rss_bytes
 from benchmarks.operations import (
     EVICT_JUMP_HOURS,
@@ -45,6 +54,7 @@ from benchmarks.operations import (
     START,
     Plan,
     build_engine,
+    until_retrieve,
 )
 from benchmarks.worker import N_QUERIES
 from memory_core import ElasticMemoryAtlas, ManualClock
@@ -93,22 +103,89 @@ def _profiled(fn: Callable[[int], Any], n: int, top: int = 20) -> str:
     return out.getvalue()
 
 
+def saved_data(cache: Path) -> Path:
+    """Where ``cache``'s data and clock are kept (``--clustered``, ``--as-bench``)."""
+    return cache.with_name(cache.name + ".data.npz")
+
+
+def _read_saved(path: Path) -> tuple[Dataset, float]:
+    """The data and the clock's time kept beside a cached snapshot (``_save_data``). Its
+    source is also run by the other tree of ``--against`` (``_OTHER_TREE``)."""
+    with np.load(path, allow_pickle=False) as saved:
+        data = Dataset(
+            "saved",
+            saved["texts"].tolist(),
+            saved["vectors"],
+            saved["query_texts"].tolist(),
+            saved["query_vectors"],
+        )
+        return data, float(saved["now"])
+
+
+def _save_data(path: Path, data: Dataset, now: float) -> None:
+    np.savez(
+        path,
+        texts=np.array(data.texts),
+        vectors=data.vectors,
+        query_texts=np.array(data.query_texts),
+        query_vectors=data.query_vectors,
+        now=np.float64(now),
+    )
+
+
+def _clustered(size: int, extra: int) -> Dataset:
+    """``make bench``'s clustered real-text data (``benchmarks.clustered_bench``)."""
+    from benchmarks.clustered_bench import N_QUERIES as HELD_OUT
+    from benchmarks.clustered_bench import clustered_dataset, real_texts
+    from memory_core.embedding import make_embedder
+    from memory_core.embedding.base import embed_checked
+
+    texts, _ = real_texts()
+    data, _, _ = clustered_dataset(
+        texts, embed_checked(make_embedder("minilm"), texts), size + extra, HELD_OUT
+    )
+    return data
+
+
 class _Runner:
-    def __init__(self, size: int, cache: Path | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        cache: Path | None = None,
+        *,
+        clustered: bool = False,
+        as_bench: bool = False,
+    ) -> None:
         plan = Plan.for_size(size)
-        self.data = random_dataset(size + plan.extra, N_QUERIES)
         self.clock = ManualClock(START)
         before, started = rss_bytes(), time.process_time()
+        kept = None if cache is None else saved_data(cache)
         if cache is not None and cache.exists():
+            if kept is not None and kept.exists():
+                self.data, now = _read_saved(kept)
+                self.clock.set(now)
+            else:
+                self.data = random_dataset(size + plan.extra, N_QUERIES)
             self.atlas = ElasticMemoryAtlas.load_snapshot(
                 cache, embedder=HashingEmbedder(), clock=self.clock
             )
             verb = f"loaded from {cache}"
         else:
+            self.data = (
+                _clustered(size, plan.extra)
+                if clustered
+                else random_dataset(size + plan.extra, N_QUERIES)
+            )
             self.atlas = build_engine(self.data, plan, self.clock)
             verb = "built"
+            if as_bench:
+                until_retrieve(self.atlas, self.clock, self.data, plan)
+                verb = "built and written to as make bench does before its retrieves,"
             if cache is not None:
                 self.atlas.save_snapshot(cache)
+                if clustered or as_bench:
+                    assert kept is not None
+                    _save_data(kept, self.data, self.clock.now())
         self.build = (
             f"{verb} {size:,} memories: {time.process_time() - started:.1f} s CPU,"
             f" {(rss_bytes() - before) / size:,.0f} B resident per memory"
@@ -169,34 +246,45 @@ class _Runner:
         return ms
 
 
-_OTHER_TREE = """
+_OTHER_TREE = f"""
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
+import numpy as np
+from benchmarks.datasets import Dataset
 from benchmarks.profile_ops import _Runner
+{inspect.getsource(_read_saved)}
 runner = _Runner(int(sys.argv[2]), Path(sys.argv[3]) if sys.argv[3] else None)
-print("ready", flush=True)
+if sys.argv[4]:
+    runner.data, now = _read_saved(Path(sys.argv[4]))
+    runner.clock.set(now)
+import memory_core
+print("ready", memory_core.__file__, flush=True)
 for line in sys.stdin:
     op, i = line.split()
     ms = getattr(runner, op)(int(i))
     print(ms, runner.clocks.wall[-1], flush=True)
 """
 """The other tree's side of ``--against``: its own ``_Runner`` (that tree's engine and
-benchmark data), one call per line read, its CPU and wall ms written back."""
+benchmark data, or the data and clock kept beside the cache), one call per line read, its
+CPU and wall ms written back."""
 
 
 class _OtherTree:
     """A process running ``_OTHER_TREE`` in ``root``."""
 
     def __init__(self, root: Path, size: int, cache: Path | None) -> None:
+        kept = None if cache is None else saved_data(cache)
+        data = str(kept) if kept is not None and kept.exists() else ""
         self._process = subprocess.Popen(
-            [sys.executable, "-c", _OTHER_TREE, str(root), str(size), str(cache or "")],
+            [sys.executable, "-c", _OTHER_TREE, str(root), str(size), str(cache or ""), data],
             cwd=root,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
         )
-        self._reply()
+        self.engine = self._reply().split()[-1]
+        """Where the other process imported ``memory_core`` from."""
 
     def call(self, op: str, i: int) -> tuple[float, float]:
         """(CPU ms, wall ms) of the other tree's ``op`` number ``i``."""
@@ -237,6 +325,7 @@ def _alternated(runner: _Runner, other: _OtherTree, op: str, n: int, root: Path)
         if i % 2:
             here.append(fn(i))
     ratio = np.median(here) / np.median(there[0])
+    tail = np.percentile(here, 99) / np.percentile(there[0], 99)
     later = [_line("add's insert here", runner.later[-n:], "CPU after")] if op == "add" else []
     return "\n".join(
         (
@@ -246,7 +335,7 @@ def _alternated(runner: _Runner, other: _OtherTree, op: str, n: int, root: Path)
             *later,
             _line(f"{op} there", there[0]),
             _line(f"{op} there", there[1], "wall"),
-            f"{op}: CPU p50 here / there {ratio:.3f}",
+            f"{op}: CPU p50 here / there {ratio:.3f}, p99 {tail:.3f}",
         )
     )
 
@@ -263,13 +352,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--against", type=Path, default=None, help="another tree: add/retrieve call by call in turn"
     )
+    parser.add_argument(
+        "--clustered", action="store_true", help="make bench's clustered real-text data"
+    )
+    parser.add_argument(
+        "--as-bench", action="store_true", help="the scenario's writes first, as make bench"
+    )
     args = parser.parse_args(argv)
     if args.against is not None and "decay" in args.ops:
         parser.error("--against times add and retrieve only")
-    runner = _Runner(args.size, args.cache)
+    if args.against is not None and (args.clustered or args.as_bench) and args.cache is None:
+        parser.error(
+            "--against with --clustered or --as-bench needs --cache (the other tree reads it)"
+        )
+    runner = _Runner(args.size, args.cache, clustered=args.clustered, as_bench=args.as_bench)
     print(runner.build, flush=True)
     if args.against is not None:
         other = _OtherTree(args.against.resolve(), args.size, args.cache)
+        print(f"other tree's engine: {other.engine}", flush=True)
         try:
             for op in args.ops:
                 print(_alternated(runner, other, op, args.repeats, args.against), flush=True)

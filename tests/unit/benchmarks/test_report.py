@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from benchmarks import profile_ops, report
+from benchmarks.clustered_bench import real_texts
+from benchmarks.operations import Plan
+from memory_core.embedding.hashing import HashingEmbedder
 from memory_core.engine.index import vector as vector_module
 
 pytestmark = pytest.mark.usefixtures("no_plots")
@@ -115,3 +119,37 @@ def test_profile_ops_against_another_tree_times_both_in_turn(
         assert "n=   6" in out and f"{op}: CPU p50 here / there " in out
     with pytest.raises(SystemExit):
         profile_ops.main(["300", "--ops", "decay", "--against", str(root)])
+
+
+def test_profile_ops_as_bench_keeps_the_data_and_clock_for_the_other_tree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "atlas.npz"
+    root = Path(__file__).resolve().parents[3]  # this tree stands in for the other one
+    argv = ["300", "--repeats", "4", "--ops", "retrieve", "--as-bench", "--cache", str(cache)]
+    assert profile_ops.main([*argv, "--against", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "as make bench does before its retrieves" in out
+    assert f"other tree's engine: {root / 'memory_core' / '__init__.py'}" in out
+    assert "retrieve: CPU p50 here / there " in out and ", p99 " in out
+    built = profile_ops._Runner(300, cache)  # loads the snapshot, the data and the clock
+    written = profile_ops._Runner(300, as_bench=True)  # the same run, without a cache
+    assert built.clock.now() == written.clock.now() > profile_ops.START
+    assert built.data.texts == written.data.texts
+    np.testing.assert_array_equal(built.data.query_vectors, written.data.query_vectors)
+    assert len(built.atlas) == len(written.atlas) < 300  # the temporary sessions purged
+    with pytest.raises(SystemExit):  # the other tree reads the data beside the cache
+        profile_ops.main(["300", "--clustered", "--against", str(root)])
+
+
+def test_profile_ops_clustered_uses_the_clustered_benchs_data(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memory_core import embedding
+
+    monkeypatch.setattr(embedding, "make_embedder", lambda _name: HashingEmbedder())
+    runner = profile_ops._Runner(300, clustered=True)
+    texts, _ = real_texts()
+    assert set(runner.data.query_texts) <= set(texts)
+    assert runner.data.texts[0] in texts  # the first round's copies carry no tag
+    assert len(runner.data.texts) == 300 + Plan.for_size(300).extra
