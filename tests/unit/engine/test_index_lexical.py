@@ -215,3 +215,27 @@ def test_add_many_tokenises_as_add_does(texts: list[str]) -> None:
         assert bulk.postings(term)[1].tolist() == tf.tolist()
     n = len(texts)
     assert bulk._dl[:n].tolist() == one_by_one._dl[:n].tolist()
+
+
+def test_scores_are_the_float32_formula_bit_for_bit() -> None:
+    """Each posting's score is ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl /
+    avgdl))`` in float32, summed per document in float64 in term order: what ranking and
+    the snapshots' identical-results checks rely on (the arithmetic runs in place)."""
+    rng = np.random.default_rng(11)
+    words = [f"word{i}" for i in range(40)]
+    texts = [" ".join(rng.choice(words, rng.integers(1, 12))) for _ in range(400)]
+    index = LexicalIndex()
+    index.add_many(np.arange(400), texts, np.zeros(400, dtype=np.int64))
+    lengths = np.array([len(tokenize(t)) for t in texts], dtype=np.float32)
+    avgdl = max(float(lengths.sum()) / 400, 1.0)
+    for q in range(20):
+        query = " ".join(rng.choice(words, 6))
+        totals = np.zeros(400)
+        for term in set(tokenize(query)):
+            slots, tf = index.postings(term)
+            idf = np.float32(math.log(1.0 + (400 - len(slots) + 0.5) / (len(slots) + 0.5)))
+            norm = index.k1 * (1.0 - index.b + index.b * lengths[slots] / avgdl)
+            np.add.at(totals, slots, idf * tf * (index.k1 + 1.0) / (tf + norm))
+        scores, found = index.search(query, 400)
+        np.testing.assert_array_equal(scores, totals[found].astype(np.float32))
+        assert sorted(found.tolist()) == np.flatnonzero(totals > 0).tolist(), q

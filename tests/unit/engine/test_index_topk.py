@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_core.engine.index.topk import SAMPLE, SMALL, largest
+from memory_core.engine.index.topk import CUT_FROM, SAMPLE, SMALL, largest
 
 
 def by_sorting(scores: np.ndarray, k: int) -> list[int]:
@@ -42,3 +42,14 @@ def test_totals_that_round_to_one_float32_tie_by_position() -> None:
     scores[7] = 1.0
     assert largest(scores, 1).tolist() == [1]
     assert largest(scores, 3).tolist() == [1, 5, 7]
+
+
+def test_many_over_the_floor_are_cut_at_the_kth_value_keeping_its_ties() -> None:
+    """More than ``CUT_FROM`` scores over the floor: the k-th largest value cuts them
+    first, and every score tied with it stays, so the lower positions still win."""
+    rng = np.random.default_rng(3)
+    scores = np.zeros(20 * SAMPLE)
+    hit = rng.choice(len(scores), 8 * CUT_FROM, replace=False)
+    scores[hit] = rng.integers(1, 6, len(hit)) * 0.37  # five values: long ties at any cut
+    for k in (1, 39, 40, 41, 8 * CUT_FROM - 1, 8 * CUT_FROM, 8 * CUT_FROM + 1):
+        assert largest(scores, k).tolist() == by_sorting(scores, k)
