@@ -96,6 +96,19 @@ def phrase_memory(embedder: Embedder, capacity: int) -> RecentEmbedder:
     return RecentEmbedder(embedder, capacity=capacity)
 
 
+def word_memory(embedder: Embedder, capacity: int) -> Embedder:
+    """Where a classifier of single words (the context graph's people classifier: "aunt",
+    "crew") gets their vectors, beside ``embedder``.
+
+    When ``embedder`` is MiniLM: float32 MiniLM on onnxruntime (its vectors within 2.5e-7
+    of torch's, so a decision moves only for a word within that of a threshold) behind a
+    memory of ``capacity`` words, new for each caller: one word costs ~3 ms there against
+    torch float32's 12-16 (docs/context.md, session 14). Else ``embedder`` itself."""
+    if embedder.name == MODEL_NAME:
+        return RecentEmbedder(OnnxMiniLM(), capacity=capacity)
+    return embedder
+
+
 def _twin() -> PhraseTwin | OnnxMiniLM:
     if bfloat16.available():
         return PhraseTwin()

@@ -37,7 +37,7 @@ from memory_core.context.extract.slots import (
     slot_values,
 )
 from memory_core.embedding.base import Embedder, embed_checked
-from memory_core.embedding.phrase_twin import phrase_memory
+from memory_core.embedding.phrase_twin import phrase_memory, word_memory
 from memory_core.embedding.prototypes import Nearest, PrototypeClassifier, nearest_of
 from memory_core.errors import InputError
 
@@ -48,6 +48,8 @@ PHRASE_MEMORY = 20_000
 """Candidate phrases the extractor keeps the vectors of: a replay embeds all its phrases
 in one call and the classifiers then find them; a live agent embeds a phrasing it has met
 before ("make it", "Thanks", "keep up") once."""
+PEOPLE_MEMORY = 2_000
+"""Nouns the people classifier keeps the vectors of (a chat names a few dozen)."""
 MAX_SCAN_CHARS = 8_000
 """Longest part of a turn the regular expressions read (the parser reads less)."""
 INTENT_MIN_SIMILARITY = 0.35
@@ -145,7 +147,10 @@ class Extractor:
         self._phrase_vectors = phrase_memory(embedder, PHRASE_MEMORY)
         self._namer = PrototypeClassifier(self._phrase_vectors, labels.SLOT_EXAMPLES)
         self._commands = PrototypeClassifier(self._phrase_vectors, labels.COMMAND_EXAMPLES)
-        self._people = PrototypeClassifier(embedder, labels.PEOPLE_EXAMPLES)
+        # single nouns: float32 vectors at onnxruntime's fixed cost when it is MiniLM
+        self._people = PrototypeClassifier(
+            word_memory(embedder, PEOPLE_MEMORY), labels.PEOPLE_EXAMPLES
+        )
         self._parse = _RecentParses(
             parser or parse, parse_overlapped if parser is None else _then(parser)
         )
