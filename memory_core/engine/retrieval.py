@@ -463,14 +463,7 @@ def _expand(
     slots = np.fromiter(fused, dtype=np.int64, count=len(fused))
     rrf = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
     seeds = np.lexsort((slots, -rrf))[:n_seeds]
-    best: dict[int, float] = {}
-    for seed, seed_rrf in zip(slots[seeds].tolist(), rrf[seeds].tolist(), strict=True):
-        for neighbour, strength in state.edges.neighbours(seed):
-            if neighbour in fused:
-                continue
-            score = seed_rrf * strength
-            if score > best.get(neighbour, 0.0):
-                best[neighbour] = score
+    best = state.edges.spread(slots[seeds].tolist(), rrf[seeds].tolist(), fused)
     return (
         np.fromiter(best, dtype=np.int64, count=len(best)),
         np.fromiter(best.values(), dtype=np.float64, count=len(best)),

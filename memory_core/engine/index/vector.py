@@ -101,22 +101,6 @@ def quantiser_span(index: Any) -> np.ndarray:
     return span.astype(np.float32, copy=False)
 
 
-_SINGLE = np.arange(1 << 16, dtype=np.uint16).view(np.float16).astype(np.float32)
-"""Every float16 bit pattern's float32 value, as numpy's own cast makes it (256 KiB)."""
-
-
-def _gathered(stored: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """``stored[labels]`` as float32 rows. Float16 rows (an HNSW index's) are read as
-    their bits and looked up in ``_SINGLE``: the same values bit for bit as ``astype``,
-    whose cast of float16 runs element by element in software here (~half the CPU for
-    the 128 rows a retrieve re-scores at 100k: docs/performance.md, session 14)."""
-    if stored.dtype == np.float16:
-        single: np.ndarray = _SINGLE.take(stored.view(np.uint16)[labels])
-        return single
-    rows: np.ndarray = stored[labels].astype(np.float32, copy=False)
-    return rows
-
-
 def _stored_rows(store: Any, dim: int) -> np.ndarray:
     """Every row of a row store: a FAISS flat index's float32 rows (zero-copy) or a
     ``HalfRows``'s float16 ones; valid until the next add to the store."""
@@ -368,7 +352,8 @@ class VectorIndex:
         labels = self._labels(ids)
         if not len(labels):
             return np.empty((0, self._dim), dtype=np.float32)
-        return _gathered(self._stored(), labels)
+        vectors: np.ndarray = self._stored()[labels].astype(np.float32, copy=False)
+        return vectors
 
     def pin(self, ids: np.ndarray) -> PinnedRows:
         """The stored vectors of ``ids``, to ``read`` later (a snapshot copies them
@@ -443,7 +428,7 @@ class VectorIndex:
             row = np.sort(row[row >= 0])
             found = min(k, len(row))
             if found:
-                rows = _gathered(stored, row)
+                rows = stored[row].astype(np.float32, copy=False)
                 best, at = faiss.knn(
                     queries[i : i + 1], rows, found, metric=faiss.METRIC_INNER_PRODUCT
                 )
@@ -459,7 +444,7 @@ class VectorIndex:
         if want <= 0:
             n = len(queries)
             return np.empty((n, 0), np.float32), np.empty((n, 0), np.int64)
-        rows = _gathered(self._stored(), labels)
+        rows = self._stored()[labels].astype(np.float32, copy=False)
         sims, found = faiss.knn(queries, rows, want, metric=faiss.METRIC_INNER_PRODUCT)
         return sims, np.where(found >= 0, among[np.maximum(found, 0)], -1)
 

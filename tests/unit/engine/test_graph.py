@@ -219,3 +219,25 @@ def test_columns_list_all_relations_in_order_and_a_freeze_keeps_its_instant(seed
     relations = list(Relation)
     assert [(s, t, relations[c], st) for s, t, c, st in rows] == expected
     assert codes.dtype == np.int8 and sources.dtype == np.int64
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_spread_scores_each_neighbour_by_its_best_seed(seed: int) -> None:
+    """Graph expansion's walk: every neighbour of the seeds outside ``skip``, with the
+    largest seed score times strength, in the order the seeds' neighbour lists meet them;
+    a seed with no edges (or beyond the store) adds nothing."""
+    rng = np.random.default_rng(seed)
+    _, edges = store_with(40)
+    for _ in range(120):
+        a, b = (int(x) for x in rng.choice(40, 2, replace=False))
+        edges.link(a, b, Relation.RELATED_TO, float(rng.uniform(0.1, 1.0)))
+    seeds = [int(s) for s in rng.choice(40, 8, replace=False)] + [99]
+    scores = [float(s) for s in rng.uniform(0.01, 0.05, len(seeds))]
+    skip = {int(s) for s in rng.choice(40, 10, replace=False)}
+    want: dict[int, float] = {}
+    for s, score in zip(seeds, scores, strict=True):
+        for neighbour, strength in edges.neighbours(s):
+            if neighbour not in skip and score * strength > want.get(neighbour, 0.0):
+                want[neighbour] = score * strength
+    got = edges.spread(seeds, scores, skip)
+    assert list(got.items()) == list(want.items()) and got

@@ -347,18 +347,3 @@ def test_kept_parameters_filter_as_fresh_ones_through_adds_deletes_and_rebuilds(
         np.testing.assert_array_equal(kept[0], fresh[0])
         np.testing.assert_array_equal(kept[1], fresh[1])
         assert set(kept[1].tolist()) <= held, step
-
-
-def test_float16_rows_are_read_as_astype_reads_them_bit_for_bit() -> None:
-    """The lookup ``_gathered`` reads float16 rows with gives every bit pattern (zeros,
-    subnormals, infinities, NaNs) the float32 bits of numpy's own cast; float32 rows
-    are gathered as they are."""
-    every = np.arange(1 << 16, dtype=np.uint16).view(np.float16).reshape(-1, 64)
-    rows = np.array([5, 0, 1023, 5, 17, 511])
-    got = vector_module._gathered(every, rows)
-    assert got.dtype == np.float32 and got.flags.c_contiguous
-    np.testing.assert_array_equal(
-        got.view(np.uint32), every[rows].astype(np.float32).view(np.uint32)
-    )
-    single = unit_rows(1024, seed=3)
-    np.testing.assert_array_equal(vector_module._gathered(single, rows), single[rows])
