@@ -58,6 +58,7 @@ _MONTHS = _words(
 _PAST = (
     "used to",
     "grew up",
+    "born and raised",
     "grew out",
     "as a kid",
     "as a child",

@@ -35,6 +35,7 @@ def judge() -> ClaimJudge:
         ("I used to live in Paris.", SOME_PAST),
         ("As a student, User regularly slept until noon.", SOME_PAST),
         ("back in uni i lived in halls", SOME_PAST),
+        ("User was born and raised in Glasgow.", SOME_PAST),  # a childhood, as "grew up"
         ("I live in Leeds now.", PRESENT),
         ("I live in Leeds.", PRESENT),
         ("going outside for a quick cigarette, back in five", PRESENT),
@@ -54,6 +55,7 @@ def test_time_marks_are_read_as_intervals(text: str, time: tuple[float, float]) 
         ("As a kid I ate meat every day.", "I'm vegetarian.", True),
         ("As a kid I ate meat every day.", "I used to hate vegetables.", False),
         ("User lived in Porto from 2009 to 2014.", "User lives in Lisbon.", True),
+        ("User grew up in Manchester.", "User was born and raised in Glasgow.", False),
     ],
 )
 def test_claims_meet_only_where_their_times_do(a: str, b: str, apart: bool) -> None:
