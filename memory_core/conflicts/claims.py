@@ -104,7 +104,8 @@ _KIN = _words(
     "sister brother wife husband partner son daughter mum mom mother dad father parents "
     "friend neighbour neighbor cousin uncle aunt grandmother grandfather nephew niece "
     "girlfriend boyfriend kids colleague roommate flatmate housemate coworker grandma "
-    "grandpa grandparents fiance fiancee spouse stepmom stepdad stepson stepdaughter"
+    "grandpa grandparents fiance fiancee spouse stepmom stepdad stepson stepdaughter boss "
+    "landlord landlady teammate mate buddy pal"
 )
 _FIRST_PERSON = _words("i i'm i've i'd i'll me my mine we we're we've us our user user's")
 """The speaker; "User" / "User's" is the speaker of assistant-style memories ("User lives
@@ -387,12 +388,14 @@ def _subject(tokens: list[Token]) -> str:
     someone else spoken of ("he" / "she" in a piece without the speaker), or nobody in
     particular (``""``)."""
     for i, token in enumerate(tokens[:5]):
-        if token.low in _SPEAKER_FIRST:
-            break  # "I play with my kids": the speaker's claim
+        if token.low in _SPEAKER_FIRST or token.low in _AUXILIARIES:
+            break  # "I play with my kids", "Priya is my boss": the speaker's claim
         if token.low in _DETERMINER and i + 1 < len(tokens):
             # "my brother", "User's son", "my older brother", "my best friend's"
             for j in range(i + 1, min(i + 3, len(tokens))):
                 if tokens[j].low.removesuffix("'s") in _KIN:
+                    if _named(tokens, j):
+                        break  # "my boss is Daniel Okafor": the speaker's boss, named
                     return _possessor(tokens, j)  # "sister", or "sister's" for what is hers
             if token.low in _POSSESSIVE:
                 break
@@ -411,6 +414,12 @@ def _subject(tokens: list[Token]) -> str:
     if any(t.low in _THIRD_PERSON for t in tokens):
         return "she"  # "hana lives on coffee, she has one between every patient"
     return ""
+
+
+def _named(tokens: list[Token], i: int) -> bool:
+    """Whether ``tokens[i]`` (a relative) is named by what follows: "my boss is Daniel"."""
+    rest = tokens[i + 1 : i + 3]
+    return len(rest) == 2 and rest[0].low in _AUXILIARIES and _is_name(tokens, i + 2)
 
 
 def _third_person_verb(following: list[str]) -> bool:

@@ -83,6 +83,9 @@ def test_marked_times_decide_a_change(judge: ClaimJudge) -> None:
         ("Priya lives in Austin.", "priya"),
         ("hana lives on coffee, she has one between every patient", "she"),
         ("Invoice terms changed to 14 days.", ""),  # a capitalised noun, not a person
+        ("my boss just turned 50", "boss"),  # people around the speaker, not only kin
+        ("my boss is Daniel Okafor", "i"),  # the speaker's boss, named: the speaker's claim
+        ("Priya Raman is my boss at work.", "i"),  # "my boss" is what is said of Priya
         ("User lives in Denver.", "i"),
         ("Switch the dog to the lamb food, the salmon upset her stomach.", ""),
     ],
