@@ -138,14 +138,7 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
     from memory_core.dashboard.conflict_view import desk_for
     from memory_core.embedding.minilm import MiniLMEmbedder
 
-    texts = list(
-        dict.fromkeys(t for f in pair_files(data) for p in load_pairs(f) for t in (p.a, p.b))
-    )
-    # a seeded sample of every set, not the first files by name: which texts are written
-    # (and what they meet) must not depend on how a new set is named (session 13: one new
-    # set sorted before the old add window moved the adds' p99 from ~20 to ~42 ms)
-    random.Random(TEXT_SEED).shuffle(texts)
-    texts = texts[: stored + adds]
+    texts = guard_texts(data, stored + adds)
     embedder = MiniLMEmbedder()
     vectors = embedder.embed(texts)
     atlas = ElasticMemoryAtlas(
@@ -191,6 +184,19 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
     }
 
 
+def guard_texts(data: Path = DATA, count: int = 1200) -> list[str]:
+    """The texts the guard line stores and then writes (the first ``count``): a seeded
+    sample of every development set's texts, not the first files by name, so which texts
+    are written (and what they meet) does not depend on how a new set is named (session
+    13: one new set sorted before the old add window moved the adds' p99 from ~20 to
+    ~42 ms). ``benchmarks.guard_queue`` writes the same ones."""
+    texts = list(
+        dict.fromkeys(t for f in pair_files(data) for p in load_pairs(f) for t in (p.a, p.b))
+    )
+    random.Random(TEXT_SEED).shuffle(texts)
+    return texts[:count]
+
+
 def _add_costs(guard: Any, new: list[tuple[str, np.ndarray]]) -> dict[str, float]:
     """Wall and CPU milliseconds of ``guard.add`` for each new text, p50 and p99 (CPU of
     the adding thread), and what the adds cost the process with their second looks."""
@@ -211,6 +217,8 @@ def _add_costs(guard: Any, new: list[tuple[str, np.ndarray]]) -> dict[str, float
         "add_cpu_p50_ms": round(float(np.percentile(cpus, 50)), 2),
         "add_cpu_p99_ms": round(float(np.percentile(cpus, 99)), 2),
         "second_look_pairs": looked,
+        # pairs that found the worker's queue full and were looked at on the adding thread
+        "second_look_overflowed": guard.second_look.overflowed,
         "settle_s": round(settle_s, 2),
         "adds_cpu_s": round(time.process_time() - process_cpu, 2),
     }

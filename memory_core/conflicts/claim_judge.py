@@ -218,6 +218,15 @@ class ClaimJudge:
             ]
         )
 
+    def reads_model(self, a: str, b: str, similarity: float | None = None) -> bool:
+        """Whether a first look at the pair would run the slot layer's model: a candidate
+        pair with a text or claim not read yet (the guard's writes leave such a pair to
+        their worker, ``detector.py``)."""
+        if not self._slots or (similarity is not None and similarity < SLOT_CANDIDATE):
+            return False
+        pieces = [first_person(p) for p in (a, b, *_pieces(a), *_pieces(b))]
+        return similarity is None or bool(self._slot_reader().unread(pieces))
+
     def _read_all(self, pieces: list[str]) -> None:
         if pieces:
             self._slot_reader().read([first_person(p) for p in pieces])

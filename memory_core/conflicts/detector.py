@@ -16,12 +16,23 @@ A judge with two looks (``TwoLookJudge``, the claim judge) is asked for its quic
 look only; ``screen`` returns the pairs it left open beside the contradictions it is sure
 of, so the guard can give them their second look off the write path (``second_look.py``),
 while ``check`` and ``scan`` give it at once, in one batch per statement.
+
+The guard's writes go one step further (``screen(defer=True)``): a pair whose first look
+would run a model (the judge's ``reads_model``: the sentence reader's pairs of texts with
+several sentences, the claim judge's pairs with a text or claim its slot layer has not
+read) is not looked at on the write path at all. That look costs MiniLM runs on the new
+text, its claims and sentences, and a look per sentence pair (29-71 ms of CPU on a two- or
+three-sentence write, docs/conflicts.md "session 14"), so it is returned as a *deferred*
+look, open, and :meth:`second_look` takes its first look, then its second, on the worker,
+the deferred pairs of a batch read in one model call. A pair at least the atlas's
+``merge_threshold`` close stays on the path: the add would merge the write into that
+memory unless the first look retires it first.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -104,14 +115,25 @@ class Conflict:
     verdict: Verdict
 
 
+_DEFERRED = object()
+"""The ``state`` of a deferred look's placeholder first look (module doc)."""
+_NOT_LOOKED = Verdict("unrelated", 0.0, "not judged: its first look was deferred and did not run")
+
+
 @dataclass(frozen=True, slots=True)
 class Look:
     """A stored memory the statement contradicts by the judge's first look, or may
-    contradict: the first look left the pair open for the second."""
+    contradict: the first look left the pair open for the second, or was itself deferred
+    off the write path (``deferred``, module doc)."""
 
     existing: MemoryNode
     similarity: float
     first: FirstLook
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the first look was not taken yet (``ConflictDetector.taken`` takes it)."""
+        return self.first.state is _DEFERRED
 
     def conflict(self, verdict: Verdict) -> Conflict | None:
         """The conflict ``verdict`` (this pair's final one) makes, if any."""
@@ -172,8 +194,11 @@ class ConflictDetector:
         metadata: Mapping[str, Any] | None = None,
         embedding: np.ndarray | Sequence[float] | None = None,
         exclude: frozenset[str] = frozenset(),
+        defer: bool = False,
     ) -> list[Look]:
-        """The first look of :meth:`check`: contradictions and open pairs, by candidate."""
+        """The first look of :meth:`check`: contradictions and open pairs, by candidate;
+        with ``defer``, the pairs read by sentence come back as deferred looks (module
+        doc) for :meth:`second_look` to judge."""
         if len(self._atlas) == 0:
             return []
         hits = self._atlas.retrieve(
@@ -211,7 +236,7 @@ class ConflictDetector:
             pairs = self._unfold(pairs, query, exclude)
         if embedding is not None and utterance(text, metadata) == text:
             self._prime([], text, np.asarray(embedding, dtype=np.float32))
-        return self._judged(text, pairs, metadata)
+        return self._judged(text, pairs, metadata, defer=defer)
 
     def scan(self, node_id: str) -> list[Conflict]:
         """Contradictions between a stored memory and its nearest neighbours in scope.
@@ -298,11 +323,32 @@ class ConflictDetector:
             prime(self._atlas.embedder.name, texts, np.stack(vectors))
 
     def second_look(self, looks: Sequence[Look]) -> list[Verdict]:
-        """The final verdict of each look: the judge's second look at the open ones, in one
-        batch (a judge without one leaves no look open)."""
+        """The final verdict of each look: a deferred look's first look taken, then the
+        judge's second look at the open ones, in one batch (a judge without one leaves no
+        look open)."""
+        looks = self.taken(looks)
         if isinstance(self._judge, TwoLookJudge) and any(look.first.open for look in looks):
             return self._judge.second_look([look.first for look in looks])
         return [look.first.verdict for look in looks]
+
+    def first_verdicts(self, looks: Sequence[Look]) -> list[Verdict]:
+        """The first look's verdict of each look, a deferred one's taken now: what a pair
+        keeps when its second look cannot run (``second_look.SecondLook``)."""
+        return [look.first.verdict for look in self.taken(looks)]
+
+    def taken(self, looks: Sequence[Look]) -> list[Look]:
+        """``looks`` with each deferred first look taken (what the deferred pairs read, read
+        in one model batch first), the others as they are."""
+        deferred = [look for look in looks if look.deferred]
+        if not deferred:
+            return list(looks)
+        self._read_ahead([(look.first.a, look.first.b, look.similarity) for look in deferred])
+        return [
+            replace(look, first=self._first_look(look.first.a, look.first.b, look.similarity))
+            if look.deferred
+            else look
+            for look in looks
+        ]
 
     def settled(self, looks: Sequence[Look]) -> list[Conflict]:
         """The conflicts among ``looks`` once the open ones had their second look."""
@@ -320,24 +366,47 @@ class ConflictDetector:
         text: str,
         candidates: list[tuple[MemoryNode, float]],
         metadata: Mapping[str, Any] | None = None,
+        *,
+        defer: bool = False,
     ) -> list[Look]:
         said = utterance(text, metadata)  # the judge reads what was said, not who said it
         judged = [
-            (node, similarity)
+            (utterance(node.content, node.metadata), node, float(similarity))
             for node, similarity in candidates
             if similarity >= self.config.min_similarity
             and not (self._allowed is not None and self._allowed(pair_key(node.content, text)))
         ]
-        self._prime([n for n, _ in judged])
-        read_ahead = getattr(self._judge, "read_ahead", None)
-        if callable(read_ahead):  # one model batch for all pairs (the claim judge's slot layer)
-            read_ahead([(utterance(n.content, n.metadata), said, s) for n, s in judged])
+        self._prime([n for _, n, _ in judged])
+        later = [defer and self._deferrable(old, said, s) for old, _, s in judged]
+        now = [pair for pair, deferred in zip(judged, later, strict=True) if not deferred]
+        self._read_ahead([(old, said, similarity) for old, _, similarity in now])
         found = []
-        for node, similarity in judged:
-            first = self._first_look(utterance(node.content, node.metadata), said, similarity)
+        for old, node, similarity in now:
+            first = self._first_look(old, said, similarity)
             if first.open or first.verdict.is_contradiction:
-                found.append(Look(node, float(similarity), first))
-        return found
+                found.append(Look(node, similarity, first))
+        return found + [
+            Look(node, similarity, FirstLook(old, said, _NOT_LOOKED, open=True, state=_DEFERRED))
+            for (old, node, similarity), deferred in zip(judged, later, strict=True)
+            if deferred
+        ]
+
+    def _deferrable(self, old: str, new: str, similarity: float) -> bool:
+        """Whether a write's pair is judged off its path (module doc): its first look would
+        run a model, and it is not close enough for the write to merge into the memory."""
+        reads_model = getattr(self._judge, "reads_model", None)
+        return (
+            callable(reads_model)
+            and similarity < self._atlas.config.merge_threshold
+            and bool(reads_model(old, new, similarity))
+        )
+
+    def _read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
+        """Have the judge read what judging ``pairs`` will read, in one model batch (the
+        claim judge's slot layer, the sentence reader's sentences)."""
+        read_ahead = getattr(self._judge, "read_ahead", None)
+        if callable(read_ahead) and pairs:
+            read_ahead(pairs)
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

@@ -10,14 +10,16 @@ Summaries that quoted a superseded or forgotten memory are re-issued without it
 (``summaries.py``), or they would keep serving its claim.
 
 The judge's first look decides at once; a pair it leaves open (the claim judge's pair
-model unsure) gets its second look off the write path (``second_look.py``): the add
-returns without it, and a contradiction the second look confirms is resolved a moment
-later by the same policy (superseded, kept old, or queued for review with its one-line
-reason), unless either memory left the active set or a reviewer cleared the pair in the
-meantime. What the guard does is therefore what the judge says (``atlas eval-conflicts``
-measures it), only later for open pairs. ``settle`` waits for them; ``close`` settles and
-makes later writes give their open pairs the second look before returning (the replay
-harness: no human, and each turn must see the previous one's resolutions). A scan gives
+model unsure) gets its second look off the write path (``second_look.py``), and so does
+the first look itself of a pair whose look would run a model (read by sentence, or a
+claim not read yet: ``detector.py``, deferred looks): the add returns without them, and
+a contradiction the second look confirms is resolved a moment later by the same policy
+(superseded, kept old, or queued for review with its one-line reason), unless either
+memory left the active set or a reviewer cleared the pair in the meantime. What the guard
+does is therefore what the judge says (``atlas eval-conflicts`` measures it), only later
+for open and deferred pairs. ``settle`` waits for them; ``close`` settles and makes later
+writes take every look before returning (the replay harness: no human, and each turn
+must see the previous one's resolutions). A scan gives
 its open pairs their second look itself, in batches.
 """
 
@@ -76,8 +78,8 @@ class Decision:
 @dataclass(frozen=True, slots=True)
 class GuardResult:
     """The stored memory (None for a forget request), the decisions taken, and the ids of
-    the stored memories whose pair with it waits for the judge's second look
-    (``ConflictGuard.settle`` waits for them)."""
+    the stored memories whose pair with it waits for the judge's second look, or for both
+    looks when the first was deferred (``ConflictGuard.settle`` waits for them)."""
 
     node: MemoryNode | None
     decisions: tuple[Decision, ...] = ()
@@ -123,7 +125,9 @@ class ConflictGuard:
             atlas, judge or make_judge(), detector, allowed=self.queue.is_allowed
         )
         self._last: dict[str, str] = {}  # session -> id of the last memory written through us
-        self.second_look = SecondLook(self.detector.second_look, self._second_looked)
+        self.second_look = SecondLook(
+            self.detector.second_look, self._second_looked, quick=self.detector.first_verdicts
+        )
         self._late: OrderedDict[str, list[Decision]] = OrderedDict()  # write id -> decisions
         self.warmed = threading.Event()
         """Set once :meth:`warm` has run (in the background: or failed)."""
@@ -158,7 +162,11 @@ class ConflictGuard:
         )
         with atlas.lock:
             looks = self.detector.screen(
-                text, session_id=session_id, metadata=metadata, embedding=vector
+                text,
+                session_id=session_id,
+                metadata=metadata,
+                embedding=vector,
+                defer=not self.second_look.closed,  # closed: all of it inside the write
             )
             conflicts = [
                 Conflict(look.existing, look.similarity, look.first.verdict)
@@ -198,9 +206,10 @@ class ConflictGuard:
         return GuardResult(node, decisions, tuple(p.look.existing.id for p in opened))
 
     def settle(self, timeout: float | None = None) -> bool:
-        """Wait until every write's open pairs had their second look and what it confirmed
-        is in the review queue; False when ``timeout`` seconds passed first. For tests and
-        pages that read the queue right after a write; not under the atlas lock."""
+        """Wait until every write's open pairs had their second look (a deferred pair its
+        first look too) and what it confirmed is in the review queue; False when
+        ``timeout`` seconds passed first. For tests and pages that read the queue right
+        after a write; not under the atlas lock."""
         return self.second_look.settle(timeout)
 
     def settled(self, result: GuardResult, timeout: float | None = None) -> GuardResult:

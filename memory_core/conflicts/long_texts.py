@@ -137,6 +137,16 @@ class SentenceJudge:
         ]
         return _combined(a, b, whole, parts)
 
+    def reads_model(self, a: str, b: str, similarity: float | None = None) -> bool:
+        """Whether a first look at the pair may run a model: it reads sentence pairs (either
+        text has several sentences: MiniLM on sentences not seen yet, a look per sentence
+        pair), or the wrapped judge says its look would. The guard's writes leave such a
+        pair to their worker (``detector.py``)."""
+        if _several(a) or _several(b):
+            return True
+        inner = getattr(self._inner, "reads_model", None)
+        return callable(inner) and bool(inner(a, b, similarity))
+
     def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
         """Have the wrapped judge read, in one batch, what judging each ``(a, b, similarity)``
         will read: the whole pairs and their sentence pairs (see ``ClaimJudge.read_ahead``)."""

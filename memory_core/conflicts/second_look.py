@@ -11,10 +11,13 @@ What it promises:
 
 - **the add never blocks**: ``submit`` only appends to a bounded queue; when the queue is
   full, the pairs that do not fit keep their first look's verdict at once (counted in
-  ``overflowed``, logged), so a flood degrades to the fast judge, never to a lost pair;
+  ``overflowed``, logged), so a flood degrades to the fast judge, never to a lost pair
+  (a pair whose first look was deferred too, ``detector.py``, has it taken then, on the
+  caller: ``quick``);
 - **nothing fails silently**: when the second look raises, the batch keeps its first
   look's verdicts (delivered as usual) and the error is kept in ``errors`` and logged;
-  a failing delivery is kept and logged the same way;
+  a failing delivery, or a deferred first look that fails too, is kept and logged the
+  same way;
 - **determinism on request**: ``settle`` waits until every pair submitted so far has been
   delivered (tests and pages call it instead of sleeping); ``close`` settles and makes
   later submissions run at once on the caller;
@@ -69,6 +72,9 @@ class Pending:
 
 SecondLookFn = Callable[[Sequence[Look]], list[Verdict]]
 """The final verdict of each look (``ConflictDetector.second_look``)."""
+QuickFn = Callable[[Sequence[Look]], list[Verdict]]
+"""The first look's verdict of each look, a deferred one's taken then
+(``ConflictDetector.first_verdicts``)."""
 Deliver = Callable[[list[tuple[Pending, Verdict]]], None]
 """Acts on each pending pair's final verdict (``ConflictGuard`` queues contradictions)."""
 
@@ -79,6 +85,8 @@ class SecondLook:
     Args:
         look: the final verdict of each look, in one batch.
         deliver: called with each batch's pairs and verdicts, on the worker thread.
+        quick: the verdict each pair keeps when its second look does not run (the queue
+            is full, or ``look`` raised); default its first look's.
         capacity: open pairs waiting at most.
         batch: pairs per call of ``look``.
     """
@@ -93,6 +101,7 @@ class SecondLook:
         "_errors",
         "_look",
         "_overflowed",
+        "_quick",
         "_thread",
         "_waiting",
     )
@@ -102,6 +111,7 @@ class SecondLook:
         look: SecondLookFn,
         deliver: Deliver,
         *,
+        quick: QuickFn | None = None,
         capacity: int = CAPACITY,
         batch: int = BATCH,
     ) -> None:
@@ -110,6 +120,7 @@ class SecondLook:
                 raise ConfigError(field, value, "a positive integer")
         self._look = look
         self._deliver = deliver
+        self._quick = quick or _first_verdicts
         self._capacity = capacity
         self._batch = batch
         self._waiting: deque[Pending] = deque()
@@ -131,6 +142,12 @@ class SecondLook:
         """Pairs that found the queue full and kept their first look's verdict."""
         with self._done:
             return self._overflowed
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close`` was called: submissions run at once on the caller."""
+        with self._done:
+            return self._closed
 
     @property
     def errors(self) -> tuple[str, ...]:
@@ -158,7 +175,7 @@ class SecondLook:
                     self._thread.start()
         if late:
             _log.warning("second-look queue full: %d pair(s) keep their first look", len(late))
-            self._hand_over([(p, p.look.first.verdict) for p in late])
+            self._keep_first(late)
         if now:
             self._process(now)
 
@@ -197,8 +214,18 @@ class SecondLook:
             verdicts = self._look([p.look for p in batch])
         except Exception as exc:  # a worker's boundary: kept, logged, first looks delivered
             self._fail(f"second look of {len(batch)} pair(s) failed, first looks kept", exc)
-            verdicts = [p.look.first.verdict for p in batch]
+            self._keep_first(batch)
+            return
         self._hand_over(list(zip(batch, verdicts, strict=True)))
+
+    def _keep_first(self, pairs: list[Pending]) -> None:
+        """Deliver ``pairs`` with their first look's verdicts (``quick``)."""
+        try:
+            verdicts = self._quick([p.look for p in pairs])
+        except Exception as exc:  # a worker's boundary: kept and logged
+            self._fail(f"first look of {len(pairs)} deferred pair(s) failed", exc)
+            return
+        self._hand_over(list(zip(pairs, verdicts, strict=True)))
 
     def _hand_over(self, results: list[tuple[Pending, Verdict]]) -> None:
         try:
@@ -210,6 +237,10 @@ class SecondLook:
         _log.error("%s: %r", what, exc, exc_info=exc)
         with self._done:
             self._errors.append(f"{what}: {exc!r}")
+
+
+def _first_verdicts(looks: Sequence[Look]) -> list[Verdict]:
+    return [look.first.verdict for look in looks]
 
 
 def _lower_priority() -> None:

@@ -124,6 +124,10 @@ class SlotReader:
             for t, r in zip(texts, found, strict=True)
         ]
 
+    def unread(self, texts: Sequence[str]) -> list[str]:
+        """The texts :meth:`read` would embed (not kept), each once."""
+        return self._cache.missing(texts)
+
     def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Take vectors already computed by ``model`` (the atlas's embedder) for ``texts``,
         so they cost no model run here; ignored unless ``model`` is this reader's model."""

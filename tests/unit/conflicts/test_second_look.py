@@ -20,6 +20,7 @@ from memory_core.conflicts import pair_encoder, pair_model
 from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.detector import DetectorConfig, Look
 from memory_core.conflicts.guard import ConflictGuard
+from memory_core.conflicts.long_texts import read_by_sentence
 from memory_core.conflicts.policy import Resolution, ResolutionPolicy
 from memory_core.conflicts.queue import InMemoryReviewQueue
 from memory_core.conflicts.second_look import Pending, SecondLook
@@ -133,6 +134,38 @@ def test_a_full_queue_hands_back_first_looks_at_once() -> None:
     worker.release.set()
     assert looks.settle()
     assert worker.delivered[-1] == ("m-0", SLOW)
+
+
+def test_a_full_queue_takes_a_deferred_pair_s_first_look_on_the_caller() -> None:
+    worker = _Worker()
+    taken: list[int] = []
+
+    def first_looks(looks: Sequence[Look]) -> list[Verdict]:
+        taken.append(len(looks))
+        return [FAST for _ in looks]
+
+    looks = SecondLook(worker.look, worker.deliver, quick=first_looks, capacity=1)
+    pairs = _pending(3)
+    looks.submit(pairs[:1])
+    looks.submit(pairs[1:])
+    assert taken == [2]  # the two that did not fit, at once, in one call
+    assert worker.delivered == [("m-1", FAST), ("m-2", FAST)]
+    worker.release.set()
+    assert looks.settle()
+
+
+def test_a_deferred_first_look_that_fails_too_is_kept_and_the_worker_still_ends() -> None:
+    worker = _Worker(fail=True)
+    worker.release.set()
+
+    def broken(looks: Sequence[Look]) -> list[Verdict]:
+        raise RuntimeError("slot model missing")
+
+    looks = SecondLook(worker.look, worker.deliver, quick=broken)
+    looks.submit(_pending(2))
+    assert looks.settle(timeout=10.0)
+    assert worker.delivered == []
+    assert len(looks.errors) == 2 and "slot model missing" in looks.errors[1]
 
 
 def test_after_close_a_submission_is_looked_at_on_the_caller() -> None:
@@ -282,6 +315,79 @@ def test_after_close_an_add_returns_with_its_second_look_done(encoder: _Encoder)
     guard.add(A, session_id="s")
     assert guard.close()
     guard.add(B, session_id="s")
+    assert len(guard.queue.items()) == 1
+
+
+LONG = "Big week at work. I'm happily married for ten years now."
+"""A write of two sentences: the sentence reader's pairs, judged off the add (the pair
+model unsure of its second sentence against ``A``: the second look confirms)."""
+SURE = "Big week at work. I'm single again."
+"""The same, a change the first look is sure of."""
+
+
+class _Held(_MiniLMNamed):
+    """The fake embedder, holding a call that asks for the first sentence of ``LONG``
+    (what only the deferred look reads) until ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+        self.release.set()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if "Big week at work." in texts:
+            self.release.wait()
+        return super().embed(texts)
+
+
+def _sentence_guard(embedder: _MiniLMNamed | None = None) -> ConflictGuard:
+    embedder = embedder or _MiniLMNamed()
+    atlas = ElasticMemoryAtlas(
+        AtlasConfig(memory_watermark=1.0), embedder=embedder, clock=ManualClock(0.0)
+    )
+    judge = read_by_sentence(ClaimJudge(embedder=embedder), embedder=embedder)
+    everything = DetectorConfig(min_similarity=-1.0)
+    return ConflictGuard(atlas, judge, REVIEWED, InMemoryReviewQueue(), detector=everything)
+
+
+@pytest.mark.parametrize("text", [LONG, SURE])
+def test_a_pair_read_by_sentence_is_looked_at_off_the_add_and_still_queued(
+    encoder: _Encoder, text: str
+) -> None:
+    held = _Held()
+    guard = _sentence_guard(held)
+    old = guard.add(A, session_id="s").node
+    assert old is not None
+    (deferred,) = guard.detector.screen(text, session_id="s", defer=True)
+    assert deferred.deferred and deferred.existing.id == old.id  # no look taken yet
+    held.release.clear()
+    result = guard.add(text, session_id="s")  # returns: its sentences are not read on the path
+    assert result.decisions == () and result.second_look == (old.id,)
+    assert not guard.settle(timeout=0.05)  # settled only once the deferred pair is judged
+    assert guard.queue.items() == []
+    held.release.set()
+    assert guard.settle()
+    closed = _sentence_guard()  # the same writes, every look taken inside the write
+    closed.close()
+    for written in (A, text):
+        closed.add(written, session_id="s")
+    queued = [(i.old_text, i.new_text, i.kind, i.reason) for i in guard.queue.items()]
+    assert len(queued) == 1
+    assert queued == [(i.old_text, i.new_text, i.kind, i.reason) for i in closed.queue.items()]
+
+
+def test_closing_the_guard_judges_a_deferred_pair_before_it_returns(encoder: _Encoder) -> None:
+    held = _Held()
+    guard = _sentence_guard(held)
+    guard.add(A, session_id="s")
+    held.release.clear()
+    guard.add(LONG, session_id="s")
+    closing = threading.Thread(target=guard.close)
+    closing.start()
+    closing.join(timeout=0.05)
+    assert closing.is_alive()  # close waits for the deferred pair
+    held.release.set()
+    closing.join()
     assert len(guard.queue.items()) == 1
 
 

@@ -229,6 +229,7 @@ def test_a_warmed_guard_reads_only_the_new_statement() -> None:
     guard.warm()
     calls = len(embedder.calls)
     guard.add("I'm an early riser.", session_id="s")
+    guard.settle()  # a pair whose look runs the model is read by the guard's worker
     assert embedder.calls[calls:] == [["I'm an early riser."]]
 
 
@@ -250,5 +251,6 @@ def test_a_write_reads_all_its_candidate_pairs_in_one_model_call() -> None:
     guard = ConflictGuard(atlas, judge, detector=everything)
     calls = len(embedder.calls)
     guard.add("I'm an early riser; I'm single.", session_id="s")
+    guard.settle()  # read by the guard's worker, the write's pairs in one batch still
     assert len(embedder.calls) == calls + 1
     assert {"I'm a night owl", "I'm an introvert", "I'm an early riser"} <= set(embedder.calls[-1])
