@@ -8,6 +8,7 @@ understands (the atlas's ``kinds``, ``pinned``, ``ttl_hours`` ...), passed throu
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -171,9 +172,10 @@ class GuardedMemory(_AtlasReads):
         metadata: Mapping[str, Any],
         options: Mapping[str, Any],
     ) -> GuardResult:
+        # every first look inside the write: the turn reports and counts its decisions now
+        add = functools.partial(self.guard.add, defer=False)
         return _write(
-            self.guard.add, self.atlas, text, vector, session_id, provenance, links_to,
-            metadata, options,
+            add, self.atlas, text, vector, session_id, provenance, links_to, metadata, options,
         )  # fmt: skip
 
     def stored_id(self, stored: GuardResult) -> str:

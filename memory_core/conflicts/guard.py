@@ -146,8 +146,12 @@ class ConflictGuard:
         provenance: Iterable[str] | None = None,
         links_to: Iterable[str] | None = None,
         embedding: Sequence[float] | np.ndarray | None = None,
+        defer: bool = True,
     ) -> GuardResult:
-        """Like ``atlas.add``, resolving contradictions with what is stored (see module doc)."""
+        """Like ``atlas.add``, resolving contradictions with what is stored (see module doc).
+        ``defer=False`` takes every first look inside the write (only open pairs go to the
+        worker), for a caller that acts on the write's decisions at once (the agent's
+        turn, whose review rule counts what a correction superseded)."""
         atlas = self.atlas
         text = check.content(content, atlas.config.max_content_chars, "content")
         session_id = check.session_id(session_id)
@@ -166,7 +170,7 @@ class ConflictGuard:
                 session_id=session_id,
                 metadata=metadata,
                 embedding=vector,
-                defer=not self.second_look.closed,  # closed: all of it inside the write
+                defer=defer and not self.second_look.closed,  # closed: all inside the write
             )
             conflicts = [
                 Conflict(look.existing, look.similarity, look.first.verdict)

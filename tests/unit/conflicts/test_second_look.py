@@ -376,6 +376,19 @@ def test_a_pair_read_by_sentence_is_looked_at_off_the_add_and_still_queued(
     assert queued == [(i.old_text, i.new_text, i.kind, i.reason) for i in closed.queue.items()]
 
 
+def test_an_add_asking_for_its_looks_now_decides_a_sentence_pair_inside_the_write(
+    encoder: _Encoder,
+) -> None:
+    guard = _sentence_guard()
+    old = guard.add(A, session_id="s").node
+    assert old is not None
+    result = guard.add(SURE, session_id="s", defer=False)  # as the agent's turn writes
+    assert [(d.resolution, d.existing_id) for d in result.decisions] == [
+        (Resolution.REVIEW, old.id)
+    ]
+    assert result.second_look == ()
+
+
 def test_closing_the_guard_judges_a_deferred_pair_before_it_returns(encoder: _Encoder) -> None:
     held = _Held()
     guard = _sentence_guard(held)
