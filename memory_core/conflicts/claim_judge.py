@@ -189,7 +189,7 @@ class ClaimJudge:
 
     def readings(self, a: str, b: str) -> dict[str, SlotReading]:
         """Slot readings of both texts and of each of their claims, in one model batch."""
-        pieces = [a, b, *_pieces(a), *_pieces(b)]
+        pieces = _pair_pieces(a, b)
         read = self._slot_reader().read([first_person(p) for p in pieces])
         return dict(zip(pieces, read, strict=True))
 
@@ -214,7 +214,7 @@ class ClaimJudge:
                 piece
                 for a, b, similarity in pairs
                 if similarity >= SLOT_CANDIDATE
-                for piece in (a, b, *_pieces(a), *_pieces(b))
+                for piece in _pair_pieces(a, b)
             ]
         )
 
@@ -224,7 +224,7 @@ class ClaimJudge:
         their worker, ``detector.py``)."""
         if not self._slots or (similarity is not None and similarity < SLOT_CANDIDATE):
             return False
-        pieces = [first_person(p) for p in (a, b, *_pieces(a), *_pieces(b))]
+        pieces = [first_person(p) for p in _pair_pieces(a, b)]
         return similarity is None or bool(self._slot_reader().unread(pieces))
 
     def _read_all(self, pieces: list[str]) -> None:
@@ -496,6 +496,11 @@ def _shares_attribute(
 def _pieces(text: str) -> list[str]:
     """The text of each claim of ``text``: what the slot layer reads besides the whole."""
     return [text[c.start : c.end] for c in claims(text)]
+
+
+def _pair_pieces(a: str, b: str) -> list[str]:
+    """What the slot layer reads to judge a pair: both texts and each of their claims."""
+    return [a, b, *_pieces(a), *_pieces(b)]
 
 
 def _view(

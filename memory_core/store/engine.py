@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,8 +95,8 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        _write_ahead_log(cursor, busy_timeout)
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.execute("PRAGMA secure_delete=ON")  # erased rows are zeroed, not left in free pages
@@ -104,6 +106,32 @@ def _configure_sqlite(engine: Engine, busy_timeout: float) -> None:
     def _on_begin(conn: Connection) -> None:
         mode = conn.get_execution_options().get("sqlite_begin", _READ_BEGIN)
         conn.exec_driver_sql(f"BEGIN {mode}")
+
+
+WAL_RETRY_SECONDS = (0.005, 0.1)
+"""First and longest pause between tries of the switch to WAL (doubling in between)."""
+
+
+def _write_ahead_log(cursor: Any, busy_timeout: float) -> None:
+    """Put the file in WAL mode, waiting up to ``busy_timeout`` for the lock it needs.
+
+    The switch needs the file to itself and SQLite runs no busy handler for it: a first
+    open while another connection holds a lock failed at once with "database is locked"
+    (four threads opening a fresh file, ``test_migrations``). WAL is a property of the
+    file, so a connection that finds it set does nothing; otherwise the switch is tried
+    again until it is made, by this connection or another, or the timeout has passed."""
+    deadline = time.monotonic() + busy_timeout
+    pause, longest = WAL_RETRY_SECONDS
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, longest)
 
 
 class Database:

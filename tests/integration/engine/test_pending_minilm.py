@@ -3,7 +3,6 @@ and a real HNSW index, the worker running as it does in an agent's process (no f
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 import pytest
+from support.sample_texts import sample_turns
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock, MiniLMEmbedder
 from memory_core.engine.apply import apply_events, recording
@@ -21,14 +21,6 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[3]
 THRESHOLD = 150
-
-
-def _turns() -> list[str]:
-    texts: list[str] = []
-    for path in sorted((ROOT / "sample_sessions").glob("*.json")):
-        for session in json.loads(path.read_text())["sessions"]:
-            texts.extend(turn["text"] for turn in session["turns"])
-    return list(dict.fromkeys(texts))
 
 
 def _atlas(embedder: MiniLMEmbedder) -> ElasticMemoryAtlas:
@@ -46,7 +38,7 @@ def test_real_text_matches_an_insert_per_add_with_the_worker_running() -> None:
     every add (merges included) and retrieve, the graph, the relations and a follower's
     copy match an atlas that inserts at once."""
     embedder = MiniLMEmbedder()
-    turns = _turns()[:520]
+    turns = sample_turns()[:520]
     vectors = embedder.embed(turns)
     deferred, at_once, follower = (_atlas(embedder) for _ in range(3))
     start = THRESHOLD + 10

@@ -4,11 +4,9 @@ vectors of the sample sessions over a real HNSW index."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
+from support.sample_texts import sample_turns
 
 from memory_core import AtlasConfig, ElasticMemoryAtlas, ManualClock, MiniLMEmbedder
 from memory_core.engine import retrieval
@@ -16,16 +14,6 @@ from memory_core.engine.index import topk
 from memory_core.engine.state import AtlasState
 
 pytestmark = pytest.mark.integration
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _turns() -> list[str]:
-    texts: list[str] = []
-    for path in sorted((ROOT / "sample_sessions").glob("*.json")):
-        for session in json.loads(path.read_text())["sessions"]:
-            texts.extend(turn["text"] for turn in session["turns"])
-    return list(dict.fromkeys(texts))
 
 
 def _plain_expand(
@@ -45,7 +33,7 @@ def _plain_expand(
 
 def test_retrieves_rank_as_with_the_plain_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     embedder = MiniLMEmbedder()
-    turns = _turns()[:600]
+    turns = sample_turns()[:600]
     vectors = embedder.embed(turns)
     config = AtlasConfig(hnsw_threshold=200, memory_watermark=1.0)
     atlas = ElasticMemoryAtlas(config, embedder=embedder, clock=ManualClock(1_700_000_000.0))
