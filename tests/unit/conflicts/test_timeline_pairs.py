@@ -9,16 +9,18 @@ set is printed (a failing check names the line of this set only).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import random
-import re
-from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from memory_core.conflicts import load_pairs
+from .pair_sets import (
+    assert_loads_with_schema,
+    assert_sizes_and_shares,
+    older_pairs,
+    pair_key,
+    read_records,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 PARTS = {
@@ -46,30 +48,12 @@ LABEL_OF_KIND = {
 
 
 def _records(part: str) -> list[dict[str, str]]:
-    lines = PARTS[part].read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
-
-
-def _digest(text: str) -> str:
-    """Case, punctuation and spacing do not make two texts different."""
-    folded = " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
-    return hashlib.sha256(folded.encode()).hexdigest()
-
-
-def _pair_key(a: str, b: str) -> frozenset[str]:
-    return frozenset((_digest(a), _digest(b)))
+    return read_records(PARTS[part])
 
 
 @pytest.mark.parametrize("part", sorted(PARTS))
 def test_part_loads_through_the_eval_loader_with_the_schema(part: str) -> None:
-    records = _records(part)
-    pairs = load_pairs(PARTS[part])
-    assert [(p.a, p.b, p.label) for p in pairs] == [(r["a"], r["b"], r["label"]) for r in records]
-    for number, record in enumerate(records, start=1):
-        assert set(record) == KEYS, number
-        assert record["label"] == LABEL_OF_KIND[record["kind"]], number
-        assert record["style"] in STYLES, number
-        assert _digest(record["a"]) != _digest(record["b"]), number
+    assert_loads_with_schema(PARTS[part], KEYS, LABEL_OF_KIND, STYLES)
 
 
 @pytest.mark.parametrize("part", sorted(PARTS))
@@ -89,11 +73,7 @@ def test_the_split_is_by_profile_with_the_fixed_seed() -> None:
 
 
 def test_sizes_and_label_shares() -> None:
-    records = _records("dev") + _records("test")
-    assert len(records) >= 250
-    assert 0.35 <= len(_records("dev")) / len(records) <= 0.45
-    share = Counter(r["label"] for r in records)["contradiction"] / len(records)
-    assert 0.40 <= share <= 0.50
+    assert_sizes_and_shares(_records("dev"), _records("test"), at_least=250)
 
 
 def test_no_pair_repeats_and_no_sentence_is_in_both_parts() -> None:
@@ -102,7 +82,7 @@ def test_no_pair_repeats_and_no_sentence_is_in_both_parts() -> None:
     for part in sorted(PARTS):
         sentences[part] = set()
         for number, record in enumerate(_records(part), start=1):
-            key = _pair_key(record["a"], record["b"])
+            key = pair_key(record["a"], record["b"])
             assert key not in seen, (part, number)
             seen.add(key)
             sentences[part] |= key
@@ -111,19 +91,12 @@ def test_no_pair_repeats_and_no_sentence_is_in_both_parts() -> None:
 
 def test_no_pair_is_in_an_older_set() -> None:
     """Older sets are compared by digest only; their texts never reach the output."""
-    older: set[frozenset[str]] = set()
-    for path in sorted(DATA.glob("*.jsonl")):
-        if path in PARTS.values():
-            continue
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line) if line.strip() else {}
-            if isinstance(record.get("a"), str) and isinstance(record.get("b"), str):
-                older.add(_pair_key(record["a"], record["b"]))
+    older = {pair_key(a, b) for a, b in older_pairs(DATA, set(PARTS.values()))}
     assert len(older) > 1000  # the older sets were found
     for part in sorted(PARTS):
         clashes = [
             number
             for number, record in enumerate(_records(part), start=1)
-            if _pair_key(record["a"], record["b"]) in older
+            if pair_key(record["a"], record["b"]) in older
         ]
         assert not clashes, (part, clashes)
