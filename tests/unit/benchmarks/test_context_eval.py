@@ -24,6 +24,8 @@ from memory_core.harness.session_format import validate_file
 
 DATA = Path(__file__).parents[2] / "data" / "context"
 SPLITS = {name: DATA / f"task_conversations_{name}.jsonl" for name in ("dev", "test")}
+#: both sets: the freehand conversations and the ones rendered from task state scripts
+FILES = {f"{kind}_{name}": DATA / f"task_{kind}_{name}.jsonl" for kind in ("conversations", "scripts") for name in ("dev", "test")}  # fmt: skip
 
 EXPECT: dict[str, Any] = {
     "entities": [
@@ -293,6 +295,16 @@ def shipped() -> dict[str, list[dict[str, Any]]]:
     return {name: load_expected(path) for name, path in SPLITS.items()}
 
 
+@pytest.fixture(scope="module")
+def every_row() -> list[dict[str, Any]]:
+    return [row for path in FILES.values() for row in load_expected(path)]
+
+
+def test_ids_are_unique_across_every_file(every_row: list[dict[str, Any]]) -> None:
+    ids = [r["id"] for r in every_row]
+    assert len(ids) >= 90 and sorted({i for i in ids if ids.count(i) > 1}) == []
+
+
 def test_shipped_files_parse_and_have_the_promised_shape(
     shipped: dict[str, list[dict[str, Any]]],
 ) -> None:
@@ -310,11 +322,11 @@ def test_shipped_files_parse_and_have_the_promised_shape(
 
 
 def test_every_expected_value_is_said_in_its_conversation(
-    shipped: dict[str, list[dict[str, Any]]],
+    every_row: list[dict[str, Any]],
 ) -> None:
     """A builder can only find what was said; an expectation nobody said is a data bug."""
     unsaid = []
-    for r in shipped["dev"] + shipped["test"]:
+    for r in every_row:
         said = Text.of("\n".join(t["text"] for t in r["turns"]))
         expect = r["expect"]
         values = [Value(e["label"], aliases=tuple(e["aliases"])) for e in expect["entities"]]
@@ -334,11 +346,12 @@ def test_every_expected_value_is_said_in_its_conversation(
 
 
 def test_user_turns_share_no_four_word_sequence_across_conversations(
-    shipped: dict[str, list[dict[str, Any]]],
+    every_row: list[dict[str, Any]],
 ) -> None:
-    """The conversations aim at kinds of talk, so no sentence frame is reused between them."""
+    """The conversations aim at kinds of talk, so no sentence frame is reused between them,
+    within a set or between the two sets."""
     owners: dict[tuple[str, ...], set[str]] = defaultdict(set)
-    for r in shipped["dev"] + shipped["test"]:
+    for r in every_row:
         for turn in r["turns"]:
             if turn["speaker"] == "user":
                 words = re.findall(r"[a-z0-9']+", turn["text"].lower())
@@ -347,17 +360,19 @@ def test_user_turns_share_no_four_word_sequence_across_conversations(
     assert {" ".join(k): sorted(v) for k, v in owners.items() if len(v) > 1} == {}
 
 
-@pytest.mark.parametrize("split", sorted(SPLITS))
+@pytest.mark.parametrize("split", sorted(FILES))
 def test_shipped_files_convert_to_valid_atlas_session_files(split: str, tmp_path: Path) -> None:
-    paths = write_sessions(SPLITS[split], tmp_path)
-    assert len(paths) == len(load_expected(SPLITS[split]))
-    for path in paths:
+    paths = write_sessions(FILES[split], tmp_path)
+    rows = load_expected(FILES[split])
+    assert len(paths) == len(rows)
+    for path, r in zip(paths, rows, strict=True):
         assert validate_file(path) == [], path
         document = json.loads(path.read_text(encoding="utf-8"))
-        assert {f["expect"] for f in document["key_facts"]} == {"recalled", "forgotten"}, path.name
+        kinds = {"recalled"} | ({"forgotten"} if r["expect"]["replaced"] else set())
+        assert {f["expect"] for f in document["key_facts"]} == kinds, path.name
     with pytest.raises(InputError, match="exist"):
-        write_sessions(SPLITS[split], tmp_path)
-    assert len(write_sessions(SPLITS[split], tmp_path, force=True)) == len(paths)
+        write_sessions(FILES[split], tmp_path)
+    assert len(write_sessions(FILES[split], tmp_path, force=True)) == len(paths)
 
 
 def graph_from(rows: list[dict[str, Any]], *, replaced_deprecated: bool) -> dict[str, Any]:
@@ -384,12 +399,10 @@ def graph_from(rows: list[dict[str, Any]], *, replaced_deprecated: bool) -> dict
     return {"conversations": conversations}
 
 
-@pytest.mark.parametrize("split", sorted(SPLITS))
+@pytest.mark.parametrize("split", sorted(FILES))
 def test_the_graph_the_expectations_describe_scores_one(split: str) -> None:
     """The expectations agree with each other: no value in force is also replaced or someone else's."""
-    report = score(
-        SPLITS[split], graph_from(load_expected(SPLITS[split]), replaced_deprecated=True)
-    )
+    report = score(FILES[split], graph_from(load_expected(FILES[split]), replaced_deprecated=True))
     assert {
         name: m["rate"] for name, m in report["metrics"].items() if name != "goal_coverage"
     } == {name: 1.0 for name in context_eval.METRICS if name != "goal_coverage"}
