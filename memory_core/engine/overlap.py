@@ -16,17 +16,6 @@ own piece raises, so the helper never reads an index after the caller has let go
 lock that keeps writers out. On one core nothing overlaps and both pieces run in turn on
 the caller's thread. A forked child starts a helper of its own (the parent's thread does
 not exist there).
-
-A hand-off pays only while a second core is free. When the other core is taken (other
-processes on a shared box), the helper waits for a core, or is switched out holding the
-GIL, and the caller waits for it: at load 3-14 on two cores a retrieve's wall p50 was
-1.4-3.5x the serial one's (docs/performance.md, session 15). So each hand-off is
-scored (``_Payoff``): the helper's piece's CPU (work the caller was spared) against the
-caller's stall (its wall time from the hand-off to the result less its own CPU in it).
-While the recent balance is negative, calls run both pieces here, for a stretch that
-doubles while the probe after it loses again. Either way the results are the same. The
-balance is the helper's, whoever hands it work (a retrieve's BM25, a live turn's entity
-recognizer, ``context/extract/parse.py``): each asks whether a core is free now.
 """
 
 from __future__ import annotations
@@ -51,58 +40,14 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-MEMORY = 0.75
-"""How much of the balance of earlier hand-offs each new one keeps (the rest decays)."""
-FIRST_STRETCH = 16
-"""Calls run serially after a losing balance, before the next hand-off probes again."""
-LONGEST_STRETCH = 1024
-"""The stretch doubles up to this while probes keep losing: on a box that stays busy, one
-call in ~1,000 pays a probe's stall (so the p99 is the serial path's)."""
-
-
-class _Payoff:
-    """Whether handing a piece to the helper has paid lately: the decayed sum of each
-    hand-off's CPU moved off the caller minus the caller's stall. A negative sum starts
-    a stretch of serial calls; a hand-off that wins shortens the next stretch to the first.
-    Used under the helper's ``_taken`` lock only."""
-
-    __slots__ = ("balance_ns", "serial_left", "stretch")
-
-    def __init__(self) -> None:
-        self.balance_ns = 0.0
-        self.serial_left = 0
-        self.stretch = FIRST_STRETCH
-
-    def hand_off(self) -> bool:
-        """Whether this call hands its piece over (False during a serial stretch)."""
-        if self.serial_left:
-            self.serial_left -= 1
-            return False
-        return True
-
-    def record(self, moved_ns: int, stalled_ns: int) -> None:
-        """Count one hand-off: ``moved_ns`` of CPU the helper ran, ``stalled_ns`` the
-        caller waited."""
-        self.balance_ns = MEMORY * self.balance_ns + (moved_ns - stalled_ns)
-        if self.balance_ns >= 0.0:
-            self.stretch = FIRST_STRETCH
-            return
-        self.serial_left, self.balance_ns = self.stretch, 0.0
-        self.stretch = min(2 * self.stretch, LONGEST_STRETCH)
-
-
 class _Helper:
-    """The process's one helper thread (an executor of one), whether it is taken, and
-    whether handing it work has paid lately."""
+    """The process's one helper thread (an executor of one), and whether it is taken."""
 
-    __slots__ = ("_executor", "_payoff", "_piece_ns", "_taken", "cpu_ns")
+    __slots__ = ("_executor", "_taken", "cpu_ns")
 
     def __init__(self) -> None:
         self._executor: futures.ThreadPoolExecutor | None = None
         self._taken = threading.Lock()
-        self._payoff = _Payoff()
-        self._piece_ns = 0
-        """The last piece's CPU (written by the helper, read after its result)."""
         self.cpu_ns = 0
         """CPU time the helper thread has spent on pieces (written by it alone)."""
 
@@ -112,8 +57,6 @@ class _Helper:
         if not self._taken.acquire(blocking=False):
             return first(), second()
         try:
-            if not self._payoff.hand_off():
-                return first(), second()
             if self._executor is None:
                 self._executor = futures.ThreadPoolExecutor(
                     max_workers=1,
@@ -121,7 +64,6 @@ class _Helper:
                     initializer=faiss.omp_set_num_threads,  # a new thread's OpenMP default
                     initargs=(1,),
                 )
-            wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
             pending = self._executor.submit(self._timed, first)
             try:
                 own = second()
@@ -130,11 +72,8 @@ class _Helper:
                     futures.wait((pending,))
                 raise
             if pending.cancel():  # not started yet (no core was free): do it here
-                self._payoff.record(0, _stalled(wall, cpu))
                 return first(), own
-            out = pending.result()
-            self._payoff.record(self._piece_ns, _stalled(wall, cpu))
-            return out, own
+            return pending.result(), own
         finally:
             self._taken.release()
 
@@ -143,18 +82,11 @@ class _Helper:
         try:
             return piece()
         finally:
-            self._piece_ns = time.thread_time_ns() - started
-            self.cpu_ns += self._piece_ns
+            self.cpu_ns += time.thread_time_ns() - started
 
     def forget(self) -> None:
-        """In a forked child: the parent's thread does not exist here (nor its history)."""
-        self._executor, self._taken, self._payoff = None, threading.Lock(), _Payoff()
-
-
-def _stalled(wall: int, cpu: int) -> int:
-    """Nanoseconds since ``wall`` (``perf_counter_ns``) this thread did not run: the wall
-    time less this thread's CPU since ``cpu`` (``thread_time_ns``)."""
-    return (time.perf_counter_ns() - wall) - (time.thread_time_ns() - cpu)
+        """In a forked child: the parent's thread does not exist here."""
+        self._executor, self._taken = None, threading.Lock()
 
 
 _HELPER: _Helper | None = _Helper() if _cores() > 1 else None

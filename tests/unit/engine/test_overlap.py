@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from collections.abc import Callable
 from concurrent import futures
 
@@ -17,14 +16,6 @@ from memory_core.engine import overlap, retrieval
 from .conftest import build
 
 needs_two_cores = pytest.mark.skipif(overlap._HELPER is None, reason="one core: nothing overlaps")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_payoff() -> None:
-    """Each test starts with no hand-off history (a test whose pieces wait on each other
-    stalls the caller, which would send the next test's calls down the serial path)."""
-    if overlap._HELPER is not None:
-        overlap._HELPER._payoff = overlap._Payoff()
 
 
 def _on_helper(record: list[int]) -> tuple[Callable[[], int], Callable[[], int]]:
@@ -215,54 +206,3 @@ def test_the_helpers_cpu_is_counted() -> None:
 
     overlap.both(busy, second)
     assert overlap.helper_cpu_ns() > before
-
-
-def test_a_losing_hand_off_runs_a_stretch_serially_then_probes_again() -> None:
-    payoff = overlap._Payoff()
-    assert payoff.hand_off()
-    payoff.record(moved_ns=200_000, stalled_ns=50_000)  # won: the helper keeps the work
-    assert payoff.hand_off()
-    payoff.record(moved_ns=200_000, stalled_ns=2_000_000)  # lost more than the balance
-    serial = [payoff.hand_off() for _ in range(overlap.FIRST_STRETCH)]
-    assert serial == [False] * overlap.FIRST_STRETCH
-    assert payoff.hand_off()  # the probe
-
-
-def test_losing_probes_double_the_stretch_up_to_the_longest_and_a_win_resets_it() -> None:
-    payoff = overlap._Payoff()
-    stretches = []
-    for _ in range(10):
-        payoff.record(moved_ns=0, stalled_ns=1_000)
-        stretches.append(payoff.serial_left)
-        payoff.serial_left = 0  # skip to the probe
-    expected = [min(overlap.FIRST_STRETCH * 2**i, overlap.LONGEST_STRETCH) for i in range(10)]
-    assert stretches == expected
-    payoff.record(moved_ns=1_000, stalled_ns=0)
-    payoff.record(moved_ns=0, stalled_ns=10_000)
-    assert payoff.serial_left == overlap.FIRST_STRETCH
-
-
-def test_one_stall_within_the_balance_keeps_the_helper() -> None:
-    payoff = overlap._Payoff()
-    for _ in range(8):
-        payoff.record(moved_ns=500_000, stalled_ns=100_000)
-    payoff.record(moved_ns=500_000, stalled_ns=1_200_000)  # a preemption, paid by the balance
-    assert payoff.serial_left == 0 and payoff.hand_off()
-
-
-@needs_two_cores
-def test_a_caller_left_waiting_for_the_helper_runs_the_next_calls_itself() -> None:
-    """A piece that keeps the caller waiting without work (here: a sleep; on a busy box:
-    no free core) sends the next calls down the serial path, with the same answers."""
-    here = threading.get_ident()
-    first, second = _on_helper([])
-
-    def slow() -> int:
-        ident = first()
-        time.sleep(0.02)
-        return ident
-
-    assert overlap.both(slow, second)[0] != here
-    for _ in range(overlap.FIRST_STRETCH):
-        assert overlap.both(threading.get_ident, threading.get_ident) == (here, here)
-    assert overlap.both(*_on_helper([]))[0] != here  # the probe goes to the helper again
