@@ -29,7 +29,15 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, WebSocket, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Locator,
+    Page,
+    WebSocket,
+    expect,
+    sync_playwright,
+)
 from playwright.sync_api import Error as PlaywrightError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,9 +66,21 @@ new MutationObserver(() => {
   const log = window.__appStates;
   if (!log.length || log[log.length - 1][1] !== state) log.push([performance.now(), state]);
 }).observe(document, {subtree: true, attributes: true, childList: true});
+window.__pointer = [];
+for (const type of ['mousedown', 'mouseup', 'click']) {
+  addEventListener(type, e => {
+    const t = e.target, log = window.__pointer;
+    const what = (t.getAttribute?.('data-testid') || t.tagName) + ' "'
+      + (t.textContent || '').trim().slice(0, 40) + '"';
+    log.push([performance.now(), `${type} at ${e.clientX},${e.clientY} on ${what}`]);
+    if (log.length > 30) log.shift();
+  }, true);
+}
 """
 """Records the app's script and connection states as they change (a widget ignores clicks
-while the connection is not ``CONNECTED``), for a failure's report."""
+while the connection is not ``CONNECTED``), and the element under each mouse press,
+release and click: for a failure's report (a click whose press and release landed on
+different elements is no click on either)."""
 
 
 def _record_frames(tab: Page) -> None:
@@ -108,9 +128,15 @@ def _tabs_report(browser: Browser) -> str:
                 )
                 lines.append(f"tab {tab.url} · script state {state}")
                 lines += [f"  console {m.type}: {m.text}" for m in tab.console_messages()]
-                states = tab.evaluate("[performance.now(), window.__appStates || []]")
+                states = tab.evaluate(
+                    "[performance.now(), window.__appStates || [], window.__pointer || []]"
+                )
                 lines += [
                     f"  app {(when - states[0]) / 1000:+.2f} s {state}" for when, state in states[1]
+                ]
+                lines += [
+                    f"  pointer {(when - states[0]) / 1000:+.2f} s {what}"
+                    for when, what in states[2]
                 ]
                 now = time.monotonic()
                 lines += [
@@ -121,6 +147,32 @@ def _tabs_report(browser: Browser) -> str:
             except PlaywrightError as exc:  # a tab closing meanwhile is no reason to hide the rest
                 lines.append(f"tab {tab.url}: not readable ({exc})")
     return "\n".join(lines) or "no open tabs"
+
+
+def open_expander(page: Page, label: str) -> Locator:
+    """Open the expander whose label contains ``label``; return it once it stopped growing.
+
+    Streamlit animates an expander open (about half a second: its ``<details>`` grows,
+    clipped, from the header's height). A click on something inside it meanwhile can be
+    lost: Playwright scrolls the clipped ``<details>`` to bring the target into view, the
+    growing box then slides the target down every frame, and when a frame falls between
+    the mouse press (the only event Playwright checks the target of) and the release,
+    the release lands beside the target: the click goes to a container of both, the
+    target's handler never runs and nothing reaches the server. A person's pointer
+    scrolls nothing (the target holds still while the box grows), only a test clicks so.
+    The scan-button flake of ``test_reload_reattaches_to_each_long_job`` was this.
+    """
+    expander = page.get_by_test_id("stExpander").filter(has=page.locator("summary", has_text=label))
+    details = expander.locator("details")
+    if details.get_attribute("open") is None:
+        expander.locator("summary").click()
+    expect(details).to_have_attribute("open", "")
+    page.wait_for_function(
+        "d => d.open && !d.getAnimations().length && !d.style.overflow",
+        arg=details.element_handle(),
+        polling="raf",
+    )
+    return expander
 
 
 def _free_port() -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import ROOT, streamlit_server
+from .conftest import ROOT, open_expander, streamlit_server
 from .test_pages import open_page, shoot, wait_ready
 
 pytestmark = pytest.mark.e2e
@@ -186,7 +186,7 @@ def test_typed_values_follow_the_engines_limits(bad_server: tuple[str, Path], pa
 
     # Conflict review: the same session rule; the refused name is listed nowhere
     open_page(page, base, "conflict_review")
-    page.get_by_text("Write a memory through the conflict guard").click()
+    open_expander(page, "Write a memory through the conflict guard")
     form = page.get_by_test_id("stForm")
     form.get_by_label("Memory").fill("The trip budget cap is 5,000 euros.")
     form.get_by_label("Session").fill("<script>x</script>")
@@ -228,7 +228,7 @@ def test_study_storage_is_offered_not_typed(bad_server: tuple[str, Path], page: 
     base, data = bad_server
     open_page(page, base, "ab_tuning")
     page.get_by_role("tab", name="Optuna sweep").click()
-    page.get_by_text("Study storage").click()
+    open_expander(page, "Study storage")
     storage = page.get_by_role("combobox", name="Storage", exact=True)
     expect(storage).to_have_value("sweeps.sqlite (data folder)")
     other = page.get_by_role("textbox", name="Or another storage URL")

@@ -18,6 +18,8 @@ from playwright.sync_api import Frame, Page, expect
 
 from benchmarks.idle_pages_bench import APP_READY
 
+from .conftest import open_expander
+
 pytestmark = pytest.mark.e2e
 
 PAGES = {
@@ -196,7 +198,7 @@ def queue_a_conflict(page: Page) -> None:
     """Two equally unsure statements of one fee: too close to call, so queued for review.
 
     A topic the demo conversation never mentions, so its memories cannot settle it."""
-    page.get_by_text("Write a memory through the conflict guard").click()
+    open_expander(page, "Write a memory through the conflict guard")
     form = page.get_by_test_id("stForm")
     for text in (
         "The office parking fee is 50 euros a month",
@@ -361,7 +363,7 @@ def test_tuning_page_runs_sweeps_saves_and_reopens_screenshots(server: str, page
     page.reload()
     wait_ready(page, LOAD_TIMEOUT)
     expect(page.get_by_text("Paired differences (B − A)")).to_be_visible(timeout=30_000)
-    page.get_by_text("Saved runs", exact=True).first.click()
+    open_expander(page, "Saved runs")
     picker = page.get_by_role("combobox", name="Saved runs")
     expect(picker).to_have_value(re.compile("^e2e seed vs tuned · ab-tuning"))
     page.locator("[data-testid=stButton] button", has_text="Open").click()

@@ -29,7 +29,7 @@ from playwright.sync_api import Page, expect
 
 from benchmarks.idle_pages_bench import APP_READY, PAGES, RerunCounter, open_at_rest
 
-from .conftest import ROOT, streamlit_server
+from .conftest import ROOT, open_expander, streamlit_server
 
 pytestmark = pytest.mark.e2e
 
@@ -154,13 +154,13 @@ def test_reload_reattaches_to_each_long_job(
     expect(page.get_by_role("button", name="Run sweep")).to_be_enabled()
     # a conflict scan
     open_at_rest(page, url, "conflict_review")
-    page.get_by_text("Write a memory through the conflict guard").click()
+    open_expander(page, "Write a memory through the conflict guard")
     page.get_by_role("button", name="Scan the atlas for contradictions").click()
     expect(page.get_by_text("Started by you", exact=False)).to_be_visible(timeout=WAIT)
     page.reload()
     page.wait_for_selector("h1", timeout=WAIT)
     wait_ready(page)
-    page.get_by_text("Write a memory through the conflict guard").click()
+    open_expander(page, "Write a memory through the conflict guard")
     expect(page.get_by_text(re.compile(r"The scan queued \d+ contradicting pairs"))).to_be_visible(
         timeout=WAIT
     )
@@ -168,3 +168,21 @@ def test_reload_reattaches_to_each_long_job(
     page.get_by_test_id("stExpander").first.screenshot(
         path=str(ROOT / "artifacts" / "conflict_scan_job.png")
     )
+
+
+def test_an_opened_expander_is_at_rest_and_takes_a_click(
+    served: tuple[str, str], tabs: Callable[[], Page]
+) -> None:
+    """``open_expander`` returns with the expander fully open and still, so a click inside
+    lands on its target: the scan click of the reload test, made while the expander still
+    grew, was lost once (no message to the server, no scan)."""
+    url, _ = served
+    page = tabs()
+    open_at_rest(page, url, "conflict_review")
+    expander = open_expander(page, "Write a memory through the conflict guard")
+    clipped = expander.locator("details").evaluate(
+        "d => [d.getAnimations().length, d.scrollHeight - d.clientHeight, d.scrollTop]"
+    )
+    assert clipped == [0, 0, 0]  # nothing animates, nothing is hidden or scrolled inside
+    expander.get_by_role("button", name="Scan the atlas for contradictions").click()
+    expect(expander.get_by_text("Started by you", exact=False)).to_be_visible(timeout=WAIT)
