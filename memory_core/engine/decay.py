@@ -67,9 +67,13 @@ def composite_weight(
     assoc: np.ndarray,
     now: float,
     cfg: AtlasConfig,
+    *,
+    hours: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Current weight of the given memories (vectorised; arrays of equal length)."""
-    unclipped = weight_before_association(strength, accessed, counts, now, cfg)
+    """Current weight of the given memories (vectorised; arrays of equal length).
+    ``hours``: ``hours_since(accessed, now)`` when the caller has it already (a retrieve's
+    recency reads the same hours)."""
+    unclipped = weight_before_association(strength, accessed, counts, now, cfg, hours=hours)
     # ndarray.clip is np.clip without its dispatch wrapper (a few µs of ~4 calls a turn)
     weight: np.ndarray = (unclipped + cfg.association_gain * assoc).clip(
         cfg.weight_floor, cfg.weight_cap
@@ -78,16 +82,30 @@ def composite_weight(
 
 
 def weight_before_association(
-    strength: np.ndarray, accessed: np.ndarray, counts: np.ndarray, now: float, cfg: AtlasConfig
+    strength: np.ndarray,
+    accessed: np.ndarray,
+    counts: np.ndarray,
+    now: float,
+    cfg: AtlasConfig,
+    *,
+    hours: np.ndarray | None = None,
 ) -> np.ndarray:
     """The composite weight without its association term and unclipped: the part a decay
-    pass computes once, before and after its association step."""
-    hours = np.maximum(now - accessed, 0.0) / 3600.0
+    pass computes once, before and after its association step (``hours`` as in
+    ``composite_weight``)."""
+    if hours is None:
+        hours = hours_since(accessed, now)
     core = DECAY_CURVES[cfg.decay_strategy](strength, hours, counts, cfg)
     unclipped: np.ndarray = (
         core + cfg.frequency_gain * _log1p_counts(counts) + cfg.recency_gain / (hours + 1.0)
     )
     return unclipped
+
+
+def hours_since(accessed: np.ndarray, now: float) -> np.ndarray:
+    """Hours from each last access to ``now`` (0 for an access stamped later)."""
+    hours: np.ndarray = np.maximum(now - accessed, 0.0) / 3600.0
+    return hours
 
 
 def _log1p_counts(counts: np.ndarray) -> np.ndarray:

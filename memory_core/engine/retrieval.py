@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from memory_core.engine import overlap
-from memory_core.engine.decay import composite_weight
+from memory_core.engine.decay import composite_weight, hours_since
 from memory_core.engine.model import MemoryKind, MemoryStatus, Relation
 from memory_core.engine.state import AtlasState, SessionState
 from memory_core.engine.table import ACTIVE_CODE, kind_code, status_code
@@ -153,10 +153,11 @@ def rank(state: AtlasState, query: Query, now: float) -> Ranked:
     # ndarray.clip is np.clip without its dispatch wrapper (a few µs a call)
     relevance = (1.0 - cfg.lexical_share) * cosine.clip(0.0, 1.0) + cfg.lexical_share * saturated
     accessed = table.accessed[slots]
+    hours = hours_since(accessed, now)  # read by the weight and the recency alike
     weight = composite_weight(
-        table.strength[slots], accessed, table.count[slots], table.assoc[slots], now, cfg
-    )
-    hours = np.maximum(now - accessed, 0.0) / 3600.0
+        table.strength[slots], accessed, table.count[slots], table.assoc[slots], now, cfg,
+        hours=hours,
+    )  # fmt: skip
     recency = np.power(0.5, hours / cfg.recency_half_life_hours)
     confidence = table.confidence[slots].astype(np.float64)
     if home is not None:

@@ -298,18 +298,30 @@ class EvidenceIndex:
             for turn_id in fact.evidence:
                 self._by_turn.setdefault(turn_id, []).append(i)
         self.turns = frozenset(self._by_turn)
+        # provenance -> the facts it carries, for every carrier provenance sampled so far
+        self._facts_of: dict[tuple[str, ...], tuple[int, ...]] = {}
 
     def best_weights(self, held: Sequence[Held]) -> np.ndarray:
         """Per fact, the best weight of a held memory carrying it (NaN when none does)."""
         best = [math.nan] * len(self.facts)  # a list: a numpy scalar per look costs more
-        by_turn = self._by_turn
+        facts_of = self._facts_of
         for memory in held:
+            # a replay samples after every turn, mostly the same carriers: their facts are
+            # looked up once per provenance, not once per turn of it per sample
+            found = facts_of.get(memory.provenance)
+            if found is None:
+                found = facts_of[memory.provenance] = self._facts(memory.provenance)
             weight = memory.weight
-            for turn_id in memory.provenance:
-                for i in by_turn.get(turn_id, ()):
-                    if not weight <= best[i]:  # NaN compares False: first one wins
-                        best[i] = weight
+            for i in found:
+                if not weight <= best[i]:  # NaN compares False: first one wins
+                    best[i] = weight
         return np.array(best, dtype=np.float64)
+
+    def _facts(self, provenance: Sequence[str]) -> tuple[int, ...]:
+        """The facts ``provenance`` carries, turn after turn (a fact twice if two of its
+        turns are there: the second look changes nothing)."""
+        by_turn = self._by_turn
+        return tuple(i for turn_id in provenance for i in by_turn.get(turn_id, ()))
 
 
 def weight_percentiles(weights: np.ndarray, held: Sequence[Held]) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memory_core.engine.config import AtlasConfig
-from memory_core.engine.decay import DECAY_CURVES, base_strength, composite_weight
+from memory_core.engine.decay import DECAY_CURVES, base_strength, composite_weight, hours_since
 
 NOW = 1_000_000.0
 HOUR = 3600.0
@@ -126,6 +126,20 @@ def test_vectorised_over_many_memories() -> None:
         np.ones(1000), NOW - hours * HOUR, np.zeros(1000), np.zeros(1000), NOW, cfg
     )
     np.testing.assert_allclose(out, np.exp(-0.2 * hours))
+
+
+def test_given_hours_give_the_same_weights_bit_for_bit() -> None:
+    """A retrieve hands its recency's hours to the weight (``hours=``): same numbers."""
+    rng = np.random.default_rng(3)
+    accessed = NOW - rng.random(300) * 500 * HOUR
+    accessed[:5] = NOW + HOUR  # stamped later than now
+    strength, counts, assoc = rng.random(300) + 0.5, rng.integers(0, 9, 300), rng.random(300)
+    for cfg in [bare(strategy, decay_rate=0.1) for strategy in DECAY_CURVES] + [AtlasConfig()]:
+        plain = composite_weight(strength, accessed, counts, assoc, NOW, cfg)
+        given = composite_weight(
+            strength, accessed, counts, assoc, NOW, cfg, hours=hours_since(accessed, NOW)
+        )
+        assert plain.tobytes() == given.tobytes()
 
 
 def test_base_strength_interpolates_importance() -> None:

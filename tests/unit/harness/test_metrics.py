@@ -102,6 +102,38 @@ def test_evidence_index_takes_the_best_carrier_per_fact() -> None:
     assert index.turns == frozenset({"t1", "t2", "t3"})
 
 
+def test_best_weights_equal_a_scan_of_every_provenance_turn() -> None:
+    """The facts a provenance carries are kept per provenance (a replay samples after every
+    turn); each sample must still read what a scan of every carrier's turns reads, with
+    weights that move, a fact reached twice by one carrier, NaN weights and new carriers."""
+    rng = np.random.default_rng(7)
+    turns = [f"t{i}" for i in range(40)]
+    facts = [
+        KeyFact(f"k{i}", "f", tuple(rng.choice(turns, size=int(rng.integers(1, 4)))), "p")
+        for i in range(25)
+    ]
+    index = EvidenceIndex(facts)
+
+    def scanned(held: list[Held]) -> np.ndarray:
+        best = [np.nan] * len(facts)
+        for memory in held:
+            for turn_id in memory.provenance:
+                for i, fact in enumerate(facts):
+                    if turn_id in fact.evidence and not memory.weight <= best[i]:
+                        best[i] = memory.weight
+        return np.array(best)
+
+    provenances = [tuple(rng.choice(turns, size=int(rng.integers(1, 8)))) for _ in range(30)]
+    provenances.append(("t1", "t1", "t2"))
+    for sample in range(60):
+        chosen = rng.choice(len(provenances), size=int(rng.integers(0, 20)), replace=False)
+        held = [
+            Held(f"m{i}", provenances[i], float(rng.random()) if sample % 7 else np.nan)
+            for i in chosen.tolist()
+        ]
+        np.testing.assert_array_equal(index.best_weights(held), scanned(held))
+
+
 def test_weight_percentiles_count_ties_half() -> None:
     held = [Held(str(i), (), w) for i, w in enumerate([0.1, 0.5, 0.5, 1.0])]
     pct = weight_percentiles(np.array([0.5, 1.0, np.nan]), held)
