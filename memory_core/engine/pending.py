@@ -116,6 +116,11 @@ class SettlingLock:
     def release(self) -> None:
         self._inner.release()
 
+    def held_here(self) -> bool:
+        """Whether the calling thread holds this lock (a fork asks: see ``_Worker.pause``)."""
+        owned: bool = self._inner._is_owned()  # type: ignore[attr-defined]  # CPython's RLock
+        return owned
+
     def __enter__(self) -> bool:
         return self.acquire()
 
@@ -123,11 +128,24 @@ class SettlingLock:
         self._inner.release()
 
 
+_FORK_POLL_S = 0.02
+"""How often a fork that waits for the worker checks whether the worker waits for it."""
+
+
 class _Worker:
     """The process's insert worker: one daemon thread, started by the first deferred
     insert, taking the lock of each atlas it is woken for (which makes the insert)."""
 
-    __slots__ = ("_busy", "_lock", "_paused", "_queue", "_stopped", "_thread", "cpu_ns")
+    __slots__ = (
+        "_awaited",
+        "_busy",
+        "_lock",
+        "_paused",
+        "_queue",
+        "_stopped",
+        "_thread",
+        "cpu_ns",
+    )
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[weakref.ref[Pending] | None] = queue.SimpleQueue()
@@ -136,6 +154,8 @@ class _Worker:
         self._busy = threading.Lock()
         self._stopped = False
         self._paused = False
+        self._awaited: SettlingLock | None = None
+        """The atlas lock the worker waits for (holding ``_busy``, no atlas lock yet)."""
         self.cpu_ns = 0
         """CPU time the worker has spent on inserts (written by it alone)."""
 
@@ -161,7 +181,9 @@ class _Worker:
                 if self._stopped:
                     return
                 started = time.thread_time_ns()
+                self._awaited = pending.lock
                 with pending.lock:  # taking it makes the insert; counted before letting go
+                    self._awaited = None
                     self.cpu_ns += time.thread_time_ns() - started
 
     def stop(self) -> None:
@@ -172,10 +194,17 @@ class _Worker:
         self._queue.put(None)
 
     def pause(self) -> None:
-        """Before a fork: wait for an insert under way, so the child does not inherit an
-        atlas lock held by a thread it does not have (up to a second: a forking thread
-        that holds the lock the worker waits for must not wait for the worker)."""
-        self._paused = self._busy.acquire(timeout=1.0)
+        """Before a fork: wait for an insert under way, however long it takes, so the child
+        does not inherit an atlas lock held by a thread it does not have. The one wait that
+        would never end is not made: the worker waiting for an atlas lock the forking thread
+        holds (it holds no atlas lock then, and cannot take that one before the fork). A
+        fixed time limit instead (one second, until session 15) let a fork under load go
+        ahead mid-insert and the child hang on the lock."""
+        while not self._busy.acquire(timeout=_FORK_POLL_S):
+            awaited = self._awaited
+            if awaited is not None and awaited.held_here():
+                return
+        self._paused = True
 
     def resume(self) -> None:
         """After a fork, in the parent."""

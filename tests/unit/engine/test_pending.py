@@ -252,3 +252,65 @@ def test_a_refused_insert_takes_the_memory_out_and_breaks_no_later_call(
     assert node.id not in deferred and deferred._s.counters["insert_failures"] == 1
     assert [e.node_id for e in events if isinstance(e, MemoryEvicted)] == [node.id]
     invariants(deferred)
+
+
+class _SlowVectors:
+    """A vector index whose insert takes ``seconds`` (a loaded box's long HNSW insert)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.inserting = threading.Event()
+
+    def add(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        self.inserting.set()
+        time.sleep(self.seconds)
+
+
+def _pending_over(vectors: _SlowVectors) -> pending.Pending:
+    """A pending-insert holder over a fake state whose vector index is ``vectors``."""
+    state: Any = type("State", (), {"vectors": vectors})()
+    return pending.Pending(state)
+
+
+def _wait_for(vectors: pending.Pending) -> None:
+    """Give ``vectors`` an insert to make (whoever takes its lock next makes it)."""
+    vectors.insert = pending.PendingInsert(0, "n", np.zeros(DIM, dtype=np.float32))
+
+
+def test_a_fork_waits_for_an_insert_longer_than_a_second() -> None:
+    """Before a fork the worker's insert under way is waited for, however long it takes
+    (a one-second limit let a fork on a loaded box go ahead mid-insert: the child hung)."""
+    worker, vectors = pending._Worker(), _SlowVectors(1.3)
+    waiting = _pending_over(vectors)
+    _wait_for(waiting)
+    worker.wake(waiting)
+    assert vectors.inserting.wait(10), "the worker never began the insert"
+    started = time.monotonic()
+    worker.pause()
+    try:
+        free = waiting.lock.acquire(blocking=False)  # held by no thread: the insert is over
+        assert free, f"the fork went ahead mid-insert, {time.monotonic() - started:.2f} s in"
+        waiting.lock.release()
+    finally:
+        worker.resume()
+        worker.stop()
+
+
+def test_a_fork_by_the_holder_of_the_awaited_lock_does_not_wait() -> None:
+    """The worker waiting for the atlas lock the forking thread holds is not waited for
+    (it would wait forever); it holds no atlas lock, so the child inherits none of its."""
+    worker, vectors = pending._Worker(), _SlowVectors(0.0)
+    waiting = _pending_over(vectors)
+    with waiting.lock:
+        _wait_for(waiting)  # set under the lock: taking it would make the insert
+        worker.wake(waiting)
+        waited = time.monotonic()
+        while worker._awaited is not waiting.lock:
+            assert time.monotonic() - waited < 10, "the worker never waited for the lock"
+            time.sleep(0.001)
+        started = time.monotonic()
+        worker.pause()
+        assert time.monotonic() - started < 1.0
+        worker.resume()
+    assert vectors.inserting.wait(10), "the worker never made the insert"
+    worker.stop()
