@@ -631,7 +631,9 @@ class _Step:
         if value.topic is None and value.kind != CHOICE and candidates:
             if value.kind == NUMBER:
                 return self._by_magnitude(value, candidates)
-            slot, node = max(candidates, key=lambda c: c[1].recorded_at)
+            # "it's 6,000 euros now": an amount changes the latest amount, not a count
+            same = [c for c in candidates if c[1].attr("kind") == value.kind] or candidates
+            slot, node = max(same, key=lambda c: c[1].recorded_at)
             return node, slot, 1.0
         for slot, node in candidates:
             similarity = self.ctx.slot_similarity(value.slot, slot)

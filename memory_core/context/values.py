@@ -53,8 +53,8 @@ def comparable(value: SlotValue, node: Node) -> bool:
     unit, and not an amount against a count of a noun ("760 USD" against "8 sessions")."""
     kinds = {value.kind, str(node.attr("kind"))}
     count = value.value if value.kind == NUMBER else str(node.attr("value"))
-    if NUMBER in kinds and kinds & PRICES and any(c.isalpha() for c in count):
-        return False  # a number with a noun of its own counts that noun
+    if NUMBER in kinds and kinds & PRICES and number_of(count) is None:
+        return False  # a number with a noun of its own counts that noun ("twenty-five" none)
     return family(value.kind) == family(str(node.attr("kind"))) and same_unit(value.unit, node)
 
 

@@ -28,9 +28,16 @@ KINDS = (MONEY, AMOUNT, PEOPLE, DATE, TIME, DURATION, IDENTIFIER, EMAIL)
 NUMBER_WORDS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "thirteen": 13, "fourteen": 14, "fifteen": 15, "twenty": 20, "dozen": 12,
+    "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18, "nineteen": 19, "dozen": 12,
     "a couple of": 2, "couple of": 2, "a dozen": 12, "both of us": 2,
 }  # fmt: skip
+TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50, "sixty": 60,
+    "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+"""Tens as people write them ("fourty" is a common spelling)."""
+SCALES = {"hundred": 100, "thousand": 1_000}
 CURRENCIES = {
     "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR",
     "$": "USD", "usd": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
@@ -38,7 +45,7 @@ CURRENCIES = {
     "¥": "JPY", "yen": "JPY", "jpy": "JPY", "chf": "CHF", "francs": "CHF",
     "cny": "CNY", "rmb": "CNY", "yuan": "CNY", "cad": "CAD", "aud": "AUD",
 }  # fmt: skip
-MULTIPLIERS = {"k": 1_000, "m": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000}
+MULTIPLIERS = {"k": 1_000, "m": 1_000_000, "mn": 1_000_000, "bn": 1_000_000_000, "grand": 1_000}
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august",
@@ -50,13 +57,21 @@ UNIT_SECONDS = {
 }  # fmt: skip
 
 _NUM = r"\d+(?:[.,]\d{3})*(?:\.\d+)?"
-_WORD_NUM = (
-    r"(?:a couple of|couple of|a dozen|both of us|"
-    + "|".join(
-        sorted((w for w in NUMBER_WORDS if " " not in w and w not in ("a", "an")), key=len)[::-1]
-    )
-    + ")"
+_ONES = "|".join(
+    sorted((w for w in NUMBER_WORDS if " " not in w and w not in ("a", "an", "dozen")), key=len)[
+        ::-1
+    ]
 )
+_TENS = "|".join(sorted(TENS, key=len)[::-1])
+_UNDER_100 = rf"(?:(?:{_TENS})(?:[\s-](?:{_ONES}))?|{_ONES})"
+_WORD_NUM = (
+    r"(?:a couple of|couple of|a dozen|both of us|dozen|"
+    rf"an?\s+(?:hundred|thousand)(?:\s+(?:and\s+)?{_UNDER_100}(?!\s+(?:hundred|thousand)))?|"
+    rf"{_UNDER_100}(?:\s+(?:hundred|thousand)(?:\s+(?:and\s+)?{_UNDER_100}(?!\s+(?:hundred|thousand)))?"
+    rf"|\s+(?:{_TENS})(?:[\s-](?:{_ONES}))?)?)"
+)
+"""A number in words: "six", "twenty-five", "fourty three", "two thousand", "one hundred and
+fifty", and the spoken price "three fifty" (a unit word then a tens word: 350)."""
 _CUR_WORD = (
     r"(?:EUR|euros?|USD|dollars?|bucks|GBP|pounds?|quid|yen|JPY|CHF|francs|CNY|RMB|yuan|CAD|AUD)"
 )
@@ -64,7 +79,7 @@ _CUR_SYM = r"[€$£¥]"
 _MULT = r"(?:\s?(?:k|K|m|mn|bn)\b)"
 _PER = r"(?:\s*(?:per|a|an|/|each)\s*(?P<per>night|day|month|week|person|head|hour|year|ticket|room|kg|guest))"
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"  # "Tuesdays": a weekly day
 _DUR_UNIT = r"(?:minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|months?|years?)"
 _PEOPLE_NOUN = (
     r"(?:people|persons?|guests?|adults?|kids|children|travell?ers|passengers|pax|of us|diners)"
@@ -104,7 +119,35 @@ def _number(text: str) -> float | None:
     try:
         return float(clean)
     except ValueError:
-        return None
+        return _words_number(clean.replace("-", " ").split())
+
+
+def _words_number(words: list[str]) -> float | None:
+    """The number a run of number words says: "twenty five" 25, "two thousand" 2000, "one
+    hundred and fifty" 150, "three fifty" 350 (a price said as hundreds and tens); None when
+    a word is no number word or two units follow each other ("three four")."""
+    total, current, last = 0, 0, ""
+    for word in words:
+        if (word == "and" and last == "scale") or (word in ("a", "an") and not last):
+            continue  # "one hundred and fifty"; "a thousand" is one thousand
+        if word in NUMBER_WORDS and word not in ("a", "an", "dozen"):
+            if last in ("one", "ones"):
+                return None
+            current, last = current + NUMBER_WORDS[word], "ones" if last else "one"
+        elif word in TENS:
+            if last == "tens" or (last == "ones" and current % 100 >= 10):
+                return None
+            spoken_hundreds = last == "one" and 0 < current < 20  # "three fifty"
+            current = current * 100 + TENS[word] if spoken_hundreds else current + TENS[word]
+            last = "tens"
+        elif word in SCALES:
+            if word == "hundred":
+                current, last = max(current, 1) * 100, "scale"
+            else:
+                total, current, last = total + max(current, 1) * 1_000, 0, "scale"
+        else:
+            return None
+    return float(total + current) if last else None
 
 
 def _money(m: re.Match[str], _: datetime | None) -> Value | None:
@@ -118,6 +161,25 @@ def _money(m: re.Match[str], _: datetime | None) -> Value | None:
     per = m["per"].lower() if m["per"] else None
     kind = MONEY if unit else AMOUNT
     return Value(kind, m[0], m.start(), m.end(), number, unit, per)
+
+
+def _money_words(m: re.Match[str]) -> Value | None:
+    """An amount in words with a currency ("thirty pounds", "two thousand euros"), in
+    thousands ("ten grand", "40 grand"), or per unit ("one fifty a night"): a number word
+    under twenty per unit ("two a day") is a count, not an amount."""
+    text = m["num"] or m["num2"]
+    number = _number(text)
+    if number is None:
+        return None
+    grand = bool(m["mult2"])
+    if grand:
+        number *= MULTIPLIERS["grand"]
+    cur = m["cur"] if "cur" in m.re.groupindex else None
+    unit = CURRENCIES.get((cur or "").lower()) if cur else None
+    if unit is None and not grand and number < 20:
+        return None
+    per = m["per"].lower() if m["per"] else None
+    return Value(MONEY if unit else AMOUNT, m[0], m.start(), m.end(), number, unit, per)
 
 
 def _people(m: re.Match[str], _: datetime | None) -> Value | None:
@@ -292,6 +354,18 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
     (re.compile(rf"\b(?P<num>{_NUM})(?P<mult>){_PER}\b", _I), _money),
     (
         re.compile(
+            rf"(?:\b(?P<num>{_WORD_NUM})\s+(?P<cur>\b{_CUR_WORD}\b)"
+            rf"|\b(?P<num2>{_NUM}|{_WORD_NUM})\s*(?P<mult2>grand)\b){_PER}?",
+            _I,
+        ),
+        lambda m, now: _money_words(m),
+    ),
+    (
+        re.compile(rf"\b(?P<num>{_WORD_NUM})(?P<num2>)(?P<mult2>){_PER}\b", _I),
+        lambda m, now: _money_words(m),
+    ),
+    (
+        re.compile(
             r"(?P<iso>\b(?P<y>\d{4})-(?P<mo>\d{1,2})-(?P<d>\d{1,2})\b)"
             rf"|\b(?P<month>{_MONTH})\s+(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<year>\d{{4}})\b)?"
             rf"|\b(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month2>{_MONTH})(?![a-z])(?:,?\s+(?P<year2>\d{{4}})\b)?"
@@ -337,7 +411,7 @@ PATTERNS: tuple[tuple[re.Pattern[str], _Maker], ...] = (
 
 NEEDS: tuple[tuple[re.Pattern[str], tuple[re.Pattern[str], ...]], ...] = (
     (re.compile("@"), (PATTERNS[0][0],)),
-    (re.compile(r"\d"), tuple(PATTERNS[i][0] for i in (1, 3, 4, 5, 6, 7))),
+    (re.compile(r"\d"), tuple(PATTERNS[i][0] for i in (1, 3, 4, 5, 6, 9))),
 )
 """Characters every match of some patterns contains (``\\d`` any Unicode decimal digit, as
 the patterns read it): e-mail addresses an "@"; ids, amounts and calendar dates a digit.

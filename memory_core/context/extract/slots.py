@@ -53,8 +53,15 @@ SECOND_PERSON = frozenset({"you", "your", "yours", "yourself"})
 LIGHT_VERBS = frozenset(
     {"be", "have", "do", "make", "get", "want", "need", "like", "would", "let", "take",
      "give", "keep", "say", "tell", "think", "know", "try", "can", "could", "will", "go",
-     "spend", "pay", "cost", "set", "change", "switch", "update", "prefer", "mean"}
+     "spend", "pay", "cost", "set", "prefer", "mean"}
 )  # fmt: skip
+CHANGE_VERBS = frozenset(
+    {"change", "switch", "update", "move", "push", "shift", "increase", "raise", "lower",
+     "reduce", "bump", "reschedule", "postpone", "extend", "upgrade", "downgrade", "settle"}
+)  # fmt: skip
+"""Verbs that say a value changes, never which attribute it is ("push it to 1:15", "move to
+Tuesdays", "increase it to thirty pounds": the slot is the one in force), and whose "from X
+to Y" is a change, not a range."""
 KIND_WORDS = {
     MONEY: "budget", AMOUNT: "budget", DATE: "date", TIME: "time", DURATION: "duration",
     EMAIL: "email", PEOPLE: "party size",
@@ -130,7 +137,7 @@ def slot_values(
         for v in values:
             span = doc.char_span(v.start, v.end, alignment_mode="expand")
             taken_tokens.update(t.i for t in span or ())
-    found = _merged([_typed(v, doc, speaker, taken_tokens) for v in values], text)
+    found = _merged([_typed(v, doc, speaker, taken_tokens) for v in values], text, doc)
     if doc is not None:
         found += _counts(doc, taken_tokens, speaker)
     if doc is not None and namer is not None:
@@ -138,7 +145,40 @@ def slot_values(
         if candidates is None:
             candidates = choice_candidates(doc, [(v.start, v.end) for v in values], reply_to)
         found += _choices(namer, speaker, candidates, counted)
+    if doc is not None:
+        found = _from_to(found, text, doc)
     return _resolve_maybe(_replacements(text, found), speaker, people)
+
+
+_FROM_TO = re.compile(
+    r"\bfrom\s+(?P<old>(?:[^\s,.;:!?]|[.:](?=\d))+(?:\s+(?:[^\s,.;:!?]|[.:](?=\d))+){0,4}?)"
+    r"\s+(?:to|into)\s+(?:the\s+)?$",
+    re.IGNORECASE,
+)
+"""The value a change starts from, right before the value it goes to: "from Monday to
+(Tuesday)", "from 500 to (800 euros)", "from monthly to (annual billing)"."""
+
+
+def _from_to(found: list[SlotValue], text: str, doc: Doc) -> list[SlotValue]:
+    """ "Move it from Monday to Tuesday", "change the limit from 500 to 800 euros": in a
+    sentence with a verb of change, the value after "to" replaces the one after "from"
+    (as "X instead of Y" does), and a value read inside the "from" part is dropped: it is
+    what was, not a constraint. Without such a verb "from 9 to 5" is a range."""
+    out: list[SlotValue] = []
+    dropped: list[tuple[int, int]] = []
+    for value in found:
+        said = _FROM_TO.search(text, max(0, value.start - 80), value.start) if value.end else None
+        if said is not None and not value.replaces and _changes(doc, value.start):
+            value = replace(value, replaces=said["old"])
+            dropped.append((said.start("old"), said.end("old")))
+        out.append(value)
+    return [v for v in out if not any(s <= v.start and v.end <= e for s, e in dropped)]
+
+
+def _changes(doc: Doc, at: int) -> bool:
+    """Whether the sentence around character ``at`` has a verb of change."""
+    token = doc.char_span(at, at + 1, alignment_mode="expand")
+    return token is not None and any(t.lemma_ in CHANGE_VERBS for t in token.sent)
 
 
 _INSTEAD = re.compile(
@@ -264,10 +304,17 @@ def _topic(span: Span, taken: set[int]) -> tuple[Token | None, bool]:
             noun = _clause_noun(parent, inside)
             if noun is not None:
                 return noun, parent.lemma_ == "be" and noun.dep_ in ("nsubj", "nsubjpass")
-            if parent.lemma_ not in LIGHT_VERBS:
+            if parent.lemma_ not in LIGHT_VERBS | CHANGE_VERBS and not _says_it(parent):
                 return parent, False
         node = parent
     return None, False
+
+
+def _says_it(verb: Token) -> bool:
+    """A verb done to "it" / "that" ("increase it to thirty pounds", "push it to 1:15") is a
+    change of the thing said before, not a slot of its own: the value names no topic."""
+    return any(c.dep_ in ("dobj", "nsubjpass") and c.pos_ == "PRON" and c.lower_ not in
+               FIRST_PERSON | SECOND_PERSON for c in verb.children)  # fmt: skip
 
 
 def _clause_noun(verb: Token, inside: set[int]) -> Token | None:
@@ -342,8 +389,8 @@ def _person(token: Token, speaker: str) -> str | None:
     lower = token.lower_
     if lower in FIRST_PERSON:
         return _self(speaker)
-    if lower in SECOND_PERSON:
-        return _other(speaker)
+    if lower in SECOND_PERSON:  # "can you move it to Friday?" asks for the user's value
+        return USER if _request(token) else _other(speaker)
     if token.ent_type_ == "PERSON":
         return token.text
     if lower in THIRD_PERSON:  # "his limit is 300": the person last named, else someone else
@@ -357,6 +404,15 @@ def _person(token: Token, speaker: str) -> str | None:
     if owner is None and token.pos_ == "NOUN" and token.dep_ in ("nsubj", "nsubjpass"):
         return f"{MAYBE}{token.lemma_.lower()}"  # a person or a thing? ``slot_values`` asks
     return None
+
+
+def _request(you: Token) -> bool:
+    """ "Can you / could you / would you ..." as the subject of a question: a request for
+    something the speaker wants, not the other side's own value."""
+    verb = you.head
+    return you.dep_ == "nsubj" and any(
+        c.dep_ == "aux" and c.tag_ == "MD" and c.i < you.i for c in verb.children
+    )
 
 
 def _subject(
@@ -373,6 +429,8 @@ def _subject(
         chain.add(clause.i)
         for child in clause.children:
             if child.dep_ in ("nsubj", "nsubjpass") and (topic is None or child.i != topic.i):
+                if any(c.lower_ in FIRST_PERSON for c in child.conjuncts):
+                    return _self(speaker)  # "my wife and I are looking for ...": ours too
                 who = _person(child, speaker)
                 if who is not None:
                     return who
@@ -407,7 +465,9 @@ def _time_marker(sentence: Span, verb: Token | None) -> str | None:
     for i, word in enumerate(words):
         if word == "used" and i + 1 < len(words) and words[i + 1] == "to":
             return "used to"
-    for word in words:
+    for i, word in enumerate(words):
+        if word == "longer" and (i == 0 or words[i - 1] not in ("no", "not", "any")):
+            continue  # "a longer one" compares; "no longer" / "not any longer" ends a value
         if word in MARKERS:
             return MARKERS[word]
     if verb is not None and verb.tag_ == "VBD":
@@ -415,7 +475,7 @@ def _time_marker(sentence: Span, verb: Token | None) -> str | None:
     return None
 
 
-def _merged(values: list[SlotValue], text: str) -> list[SlotValue]:
+def _merged(values: list[SlotValue], text: str, doc: Doc | None = None) -> list[SlotValue]:
     """Values of one slot side by side ("Thursday 9 October", "Friday at 7pm" stay two
     slots, but "Thursday, 9 October" is one value): joined, so they do not replace each
     other."""
@@ -430,8 +490,31 @@ def _merged(values: list[SlotValue], text: str) -> list[SlotValue]:
             joined = text[last.start : value.end].strip()
             out[-1] = replace(last, value=joined, end=value.end, resolved=value.resolved)
             continue
+        if last is not None and _range(last, value, text, doc):  # "13:00 to 17:00": one window
+            joined = text[last.start : value.end].strip()
+            out[-1] = replace(last, value=joined, end=value.end)
+            continue
         out.append(value)
     return out
+
+
+_RANGE = re.compile(r"\s*(?:to|till|until|-|–)\s*", re.IGNORECASE)
+_RANGE_START = re.compile(r"\b(?:between|from)\s+$", re.IGNORECASE)
+
+
+def _range(last: SlotValue, value: SlotValue, text: str, doc: Doc | None) -> bool:
+    """Two times or dates of one subject said as a window ("13:00 to 17:00", "8-12",
+    "between 8:00 and 12:00", "from 9am to 5pm"), except "from X to Y" after a verb of
+    change, which is a change (``_from_to``)."""
+    if last.subject != value.subject or last.kind != value.kind or last.kind not in (TIME, DATE):
+        return False
+    between = text[last.end : value.start]
+    before = text[max(0, last.start - 12) : last.start]
+    if before.lower().rstrip().endswith("from") and (doc is None or _changes(doc, last.start)):
+        return False
+    if between.strip().lower() == "and":
+        return _RANGE_START.search(before) is not None
+    return _RANGE.fullmatch(between) is not None
 
 
 # -- plain numbers ---------------------------------------------------------------------
@@ -447,18 +530,20 @@ def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
         ):
             continue
         head = token.head
-        if not _digits(token) and token.dep_ != "nummod":
+        if _leads_a_number(token):
+            continue  # "twenty" of "twenty-five", "three" of "three fifty": read with the last
+        said = _number_words(token)
+        if not _digits(token) and token.dep_ != "nummod" and len(said) == 1:
             continue  # a number word counts a noun ("eight sessions"), else it is a pronoun
         if head.pos_ != "NOUN" or head.i in taken:  # "we can go to 1400": no noun of its own
-            found += _bare(token, taken, speaker) if _digits(token) else []
+            found += _bare(said, taken, speaker) if _digits(token) or len(said) > 1 else []
             continue
-        number = _as_number(token.text)
+        number = _as_number(said.text)
         if number is None:
             continue
-        first, last = sorted((token.i, head.i))
-        span = doc[first : last + 1]
-        if len(span) > 3:  # the noun is further away: the value is the number alone
-            span = doc[token.i : token.i + 1]
+        span = doc[min(said.start, head.i) : max(said.end - 1, head.i) + 1]
+        if len(span) > len(said) + 2:  # the noun is further away: the value is the number alone
+            span = said
         verb = _governing_verb(head)
         found.append(
             SlotValue(
@@ -477,28 +562,52 @@ def _counts(doc: Doc, taken: set[int], speaker: str) -> list[SlotValue]:
     return found
 
 
-def _bare(token: Token, taken: set[int], speaker: str) -> list[SlotValue]:
-    """A number on its own ("we can go to 1400", "bump my budget to 1000"): the clause's
-    noun names the slot when there is one ("budget"), else none (``topic`` None: the graph
-    decides which value it changes, or drops it)."""
-    number = _as_number(token.text)
+def _leads_a_number(token: Token) -> bool:
+    """A number word right before the number word it belongs to ("twenty" of
+    "twenty-five", "three" of "three fifty")."""
+    head, doc = token.head, token.doc
+    if head.pos_ != "NUM" or _digits(token) or head.i <= token.i:
+        return False
+    return head.i == token.i + 1 or (head.i == token.i + 2 and doc[token.i + 1].text == "-")
+
+
+def _number_words(token: Token) -> Span:
+    """The whole number a number token ends ("twenty-five", "three fifty", "two thousand"):
+    the number words and hyphens right before it."""
+    doc, first = token.doc, token.i
+    if _digits(token):
+        return doc[first : first + 1]
+    while first > 0 and (
+        (doc[first - 1].pos_ == "NUM" and not _digits(doc[first - 1]))
+        or (doc[first - 1].text == "-" and first > 1 and doc[first - 2].pos_ == "NUM")
+    ):
+        first -= 1
+    return doc[first : token.i + 1]
+
+
+def _bare(said: Span, taken: set[int], speaker: str) -> list[SlotValue]:
+    """A number on its own ("we can go to 1400", "bump my budget to 1000", "budget's now
+    three fifty"): the clause's noun names the slot when there is one ("budget"), else none
+    (``topic`` None: the graph decides which value it changes, or drops it)."""
+    number = _as_number(said.text)
     if number is None:
         return []
-    topic, _ = _topic(token.doc[token.i : token.i + 1], taken)
+    token = said[-1]
+    topic, _ = _topic(said, taken)
     noun = topic if topic is not None and topic.pos_ == "NOUN" else None
     verb = _governing_verb(token)
     return [
         SlotValue(
             subject=_subject(noun, verb, speaker, token.sent),
             slot=_phrase(noun) if noun is not None else "number",
-            value=token.text,
+            value=said.text,
             kind=NUMBER,
             number=number,
             time_marker=_time_marker(token.sent, verb),
             negated=_negated(verb, noun),
             topic=_phrase(noun) if noun is not None else None,
-            start=token.idx,
-            end=token.idx + len(token.text),
+            start=said.start_char,
+            end=said.end_char,
         )
     ]
 

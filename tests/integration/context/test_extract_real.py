@@ -90,3 +90,33 @@ def test_bad_input_gives_facts_not_errors(text: str) -> None:
     assert constraint_for(context.graph, "budget") is not None
     assert facts.parsed_chars <= 2_000
     assert all(len(s.value) <= 200 for s in facts.slots)
+
+
+def test_the_speaker_with_someone_else_is_the_speaker() -> None:
+    assert _slots("My wife and I are looking for a flat under 1500 euros a month")[0][0] == "user"
+
+
+def test_a_change_verb_names_no_slot() -> None:
+    assert _slots("I'd like to increase it to thirty pounds") == [
+        ("user", "budget", "thirty pounds")
+    ]
+    assert _slots("can we push it to 1:15")[0][1] == "time"
+
+
+def test_from_one_value_to_another_after_a_change_verb() -> None:
+    (moved,) = extract_slots("Can you move it from Monday to Tuesday?", at=AT)
+    assert (moved.subject, moved.value, moved.replaces) == ("user", "Tuesday", "Monday")
+    assert len(extract_slots("I work from 9am to 5pm", at=AT)) == 1  # a range, one value
+
+
+def test_a_window_of_times_is_one_value() -> None:
+    assert [s.value for s in extract_slots("Yes please, 13:00 to 17:00.", at=AT)] == [
+        "13:00 to 17:00"
+    ]
+
+
+def test_a_longer_one_is_no_end_of_a_value() -> None:
+    (term,) = extract_slots("let's make that eighteen months, a longer one is better", at=AT)
+    assert term.time_marker is None
+    (old,) = extract_slots("I no longer need 3 rooms", at=AT)
+    assert old.time_marker == "used to"

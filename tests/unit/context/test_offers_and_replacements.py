@@ -125,3 +125,22 @@ def test_a_turn_that_forgets_one_thing_still_states_the_others(ctx: TaskContext)
     whole = TurnFacts("", "user", DAY, "forget", 1.0, None, 0.0, (again,))  # "forget that"
     ctx.observe(whole, turn=2)
     assert in_force(ctx) == [("screen size", "65 inch")]  # the last change undone, OLED not back
+
+
+def test_an_amount_without_a_topic_changes_the_latest_amount_not_a_count(
+    ctx: TaskContext,
+) -> None:
+    cap = SlotValue("user", "stay budget", "5,000 euros", "money", 5000.0, "EUR", topic="stay")
+    hours = SlotValue("user", "hour", "seven", "number", 7.0, topic="hour")
+    raised = SlotValue("user", "budget", "6,000 euros", "money", 6000.0, "EUR")
+    for turn, value in enumerate((cap, hours, raised)):
+        ctx.observe(facts("state", value), turn=turn)
+    assert in_force(ctx) == [("hour", "seven"), ("stay budget", "6,000 euros")]
+    assert deprecated_values(ctx) == ["5,000 euros"]
+
+
+def test_a_number_in_words_changes_an_amount_of_its_magnitude(ctx: TaskContext) -> None:
+    monthly = SlotValue("user", "gift budget", "thirty pounds", "money", 30.0, "GBP", topic="gift")
+    ctx.observe(facts("state", monthly), turn=0)
+    ctx.observe(facts("change", SlotValue("user", "number", "twenty-five", "number", 25.0)), turn=1)
+    assert in_force(ctx) == [("gift budget", "twenty-five")]

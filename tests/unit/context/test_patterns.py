@@ -148,3 +148,42 @@ def _every_pattern(text: str, patterns: list[tuple[re.Pattern[str], Any]]) -> li
                 taken.append((match.start(), match.end()))
                 found.append(value)
     return sorted(found, key=lambda v: v.start)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "number", "unit"),
+    [
+        ("I'd like to increase it to thirty pounds", "money", 30.0, "GBP"),
+        ("up to two thousand euros a month", "money", 2000.0, "EUR"),
+        ("forty pounds a head", "money", 40.0, "GBP"),
+        ("a thousand pounds tops", "money", 1000.0, "GBP"),
+        ("one hundred and fifty dollars", "money", 150.0, "USD"),
+        ("under ten grand", "amount", 10000.0, None),
+        ("40 grand", "amount", 40000.0, None),
+        ("under one fifty a night", "amount", 150.0, None),
+        ("twenty five people", "people", 25.0, "people"),
+    ],
+)
+def test_numbers_in_words(text: str, kind: str, number: float, unit: str | None) -> None:
+    (value,) = find_values(text, AT)
+    assert (value.kind, value.number, value.unit) == (kind, number, unit)
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [("twenty-five", 25.0), ("fourty three", 43.0), ("three fifty", 350.0), ("two thousand", 2000.0),
+     ("a hundred and fifty", 150.0), ("eleven fifty", 1150.0), ("three four", None), ("twenty fifty", None)],
+)  # fmt: skip
+def test_number_words_are_read_as_one_number(text: str, number: float | None) -> None:
+    from memory_core.context.extract.patterns import number_of
+
+    assert number_of(text) == number
+
+
+def test_a_small_number_word_per_unit_is_no_amount() -> None:
+    assert find_values("two a day", AT) == []
+
+
+def test_a_weekday_in_the_plural_is_a_date() -> None:
+    (value,) = find_values("move to Tuesdays", AT)
+    assert (value.kind, value.text, value.resolved) == ("date", "Tuesdays", None)
