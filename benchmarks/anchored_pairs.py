@@ -225,9 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report = evaluate(judge, [item.pair for item in pairs])
     finally:
-        close = getattr(judge, "close", None)  # judges holding connections release them
-        if callable(close):
-            close()
+        judge.close()  # judges holding connections release them
     print(f"judge {report.judge} {dict(args.option)} on {args.file.name}: {report.n} pairs")
     print(render(tally(pairs, report)))
     if args.json:

@@ -70,17 +70,13 @@ def judge_costs(
     embedder = MiniLMEmbedder()
     texts = list(dict.fromkeys(t for p in pairs for t in (p.a, p.b)))
     vector = dict(zip(texts, embedder.embed(texts), strict=True))
-    prime = getattr(instance, "prime", None)
-    if callable(prime):
-        prime(embedder.name, texts, np.stack([vector[t] for t in texts]))
-    read_ahead = getattr(instance, "read_ahead", None)
+    instance.prime(embedder.name, texts, np.stack([vector[t] for t in texts]))
     two = instance if isinstance(instance, TwoLookJudge) else None
     reads, walls, cpus, opened = [], [], [], []
     for pair in pairs:
         similarity = float(np.clip(vector[pair.a] @ vector[pair.b], -1.0, 1.0))
         cpu = time.thread_time()
-        if callable(read_ahead):
-            read_ahead([(pair.a, pair.b, similarity)])
+        instance.read_ahead([(pair.a, pair.b, similarity)])
         reads.append((time.thread_time() - cpu) * 1000.0)
         wall, cpu = time.perf_counter(), time.thread_time()
         if two is None:
@@ -171,7 +167,7 @@ def guard_costs(data: Path = DATA, stored: int = 1000, adds: int = 200) -> dict[
         "scan_cpu_s": round(scan_cpu, 2),
         "scan_progress_calls": len(progress),
         "scan_queued": len(queued),
-        "scan_second_looks": getattr(scanner.detector.judge, "second_looks", 0),
+        "scan_second_looks": scanner.detector.judge.second_looks,
         "scan_budget_s": SCAN_BUDGET_S,
         "adds": len(new),
         **running,

@@ -49,9 +49,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         report = evaluate(judge, pairs)
     finally:
-        close = getattr(judge, "close", None)  # judges holding connections release them
-        if callable(close):
-            close()
+        judge.close()  # judges holding connections release them
     if args.json:
         summary = report.to_dict()
         if args.mistakes:

@@ -44,7 +44,7 @@ from memory_core.conflicts.claim_terms import (
 )
 from memory_core.conflicts.claims import Claim, claims
 from memory_core.conflicts.slots import SlotReader, SlotReading
-from memory_core.conflicts.verdict import FirstLook, Verdict, judged_now
+from memory_core.conflicts.verdict import BaseJudge, FirstLook, Verdict, judged_now
 from memory_core.embedding.base import Embedder
 from memory_core.embedding.recent import RecentCache
 from memory_core.errors import ConfigError, InputError
@@ -103,7 +103,7 @@ def first_person(text: str) -> str:
     return _USER.sub("I", _USER_POSSESSIVE.sub("my", text))
 
 
-class ClaimJudge:
+class ClaimJudge(BaseJudge):
     """Offline contradiction judge over extracted claims; deterministic, under a millisecond a
     pair on average.
 

@@ -268,18 +268,16 @@ class ConflictDetector:
         return self._judged(node.content, near, node.metadata)
 
     def warm(self) -> None:
-        """Have the judge (one with a ``warm``, as the claim judge) load its models and read
-        the active memories it would be handed, as ``ConflictGuard.warm`` explains."""
-        warm = getattr(self._judge, "warm", None)
-        if not callable(warm):
-            return
+        """Have the judge load its models and read the active memories it would be handed
+        (its ``warm``: the claim judge's, the sentence reader's), as ``ConflictGuard.warm``
+        explains."""
         nodes = [
             n
             for n in self._atlas.nodes()
             if n.status is MemoryStatus.ACTIVE and n.kind is not MemoryKind.SUMMARY
         ]
         self._prime(nodes)  # one-sentence memories: the atlas's vectors, no model run
-        warm([utterance(n.content, n.metadata) for n in nodes])
+        self._judge.warm([utterance(n.content, n.metadata) for n in nodes])
 
     def _unfold(
         self,
@@ -310,9 +308,6 @@ class ConflictDetector:
         """Give a judge that reads sentence vectors (the claim judge's slot layer) the
         embeddings the atlas already has of the texts it is about to read (the stored
         memories', the write's), so they cost no model run twice."""
-        prime = getattr(self._judge, "prime", None)
-        if not callable(prime):
-            return
         plain = [n for n in nodes if utterance(n.content, n.metadata) == n.content]
         texts = [n.content for n in plain]
         vectors = [self._atlas.embedding_of(n.id) for n in plain]
@@ -320,7 +315,7 @@ class ConflictDetector:
             texts.append(text)
             vectors.append(np.asarray(vector, dtype=np.float32))
         if texts:
-            prime(self._atlas.embedder.name, texts, np.stack(vectors))
+            self._judge.prime(self._atlas.embedder.name, texts, np.stack(vectors))
 
     def second_look(self, looks: Sequence[Look]) -> list[Verdict]:
         """The final verdict of each look: a deferred look's first look taken, then the
@@ -394,19 +389,15 @@ class ConflictDetector:
     def _deferrable(self, old: str, new: str, similarity: float) -> bool:
         """Whether a write's pair is judged off its path (module doc): its first look would
         run a model, and it is not close enough for the write to merge into the memory."""
-        reads_model = getattr(self._judge, "reads_model", None)
-        return (
-            callable(reads_model)
-            and similarity < self._atlas.config.merge_threshold
-            and bool(reads_model(old, new, similarity))
+        return similarity < self._atlas.config.merge_threshold and self._judge.reads_model(
+            old, new, similarity
         )
 
     def _read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
         """Have the judge read what judging ``pairs`` will read, in one model batch (the
         claim judge's slot layer, the sentence reader's sentences)."""
-        read_ahead = getattr(self._judge, "read_ahead", None)
-        if callable(read_ahead) and pairs:
-            read_ahead(pairs)
+        if pairs:
+            self._judge.read_ahead(pairs)
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

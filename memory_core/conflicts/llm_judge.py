@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import httpx
 
-from memory_core.conflicts.verdict import KINDS, LABELS, Kind, Label, Verdict
+from memory_core.conflicts.verdict import KINDS, LABELS, BaseJudge, Kind, Label, Verdict
 from memory_core.errors import ConfigError, InputError, JudgeError, JudgeTimeoutError
 
 DEFAULT_TIMEOUT = 30.0
@@ -34,7 +34,7 @@ SYSTEM_PROMPT = (
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-class LLMJudge:
+class LLMJudge(BaseJudge):
     """Judge pairs with a chat model behind an OpenAI-compatible HTTP API.
 
     Args:

@@ -45,6 +45,7 @@ from memory_core.conflicts.claims import claims
 from memory_core.conflicts.detector import MIN_SIMILARITY
 from memory_core.conflicts.sentences import Sentence, sentences
 from memory_core.conflicts.verdict import (
+    BaseJudge,
     ContradictionJudge,
     FirstLook,
     Span,
@@ -78,7 +79,7 @@ class SentencePair:
         return self.a.text, self.b.text
 
 
-class SentenceJudge:
+class SentenceJudge(BaseJudge):
     """Any judge, reading a long text one sentence at a time as well as whole.
 
     Args:
@@ -125,7 +126,7 @@ class SentenceJudge:
     @property
     def second_looks(self) -> int:
         """Pairs the wrapped judge's second look has read (0 for a judge without one)."""
-        return int(getattr(self._inner, "second_looks", 0))
+        return self._inner.second_looks
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
         """Judge ``a`` (usually the older text) against ``b``: whole, and by sentence when
@@ -144,25 +145,19 @@ class SentenceJudge:
         pair to their worker (``detector.py``)."""
         if _several(a) or _several(b):
             return True
-        inner = getattr(self._inner, "reads_model", None)
-        return callable(inner) and bool(inner(a, b, similarity))
+        return self._inner.reads_model(a, b, similarity)
 
     def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
         """Have the wrapped judge read, in one batch, what judging each ``(a, b, similarity)``
         will read: the whole pairs and their sentence pairs (see ``ClaimJudge.read_ahead``)."""
-        read_ahead = getattr(self._inner, "read_ahead", None)
-        if not callable(read_ahead):
-            return
         plans = self._plans([(a, b) for a, b, _ in pairs])
         parts = [(p.a.text, p.b.text, p.similarity) for plan in plans for p in plan]
-        read_ahead([*pairs, *parts])
+        self._inner.read_ahead([*pairs, *parts])
 
     def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Take the embeddings a caller already has: the wrapped judge's, and, for a text of
         one sentence, this judge's own (its sentence costs no model run)."""
-        prime = getattr(self._inner, "prime", None)
-        if callable(prime):
-            prime(model, texts, vectors)
+        self._inner.prime(model, texts, vectors)
         if model != self._sentence_embedder().name:
             return
         kept = []
@@ -175,17 +170,13 @@ class SentenceJudge:
     def warm(self, texts: Sequence[str] = ()) -> None:
         """Pay first-use costs now: the wrapped judge's (its ``warm``), the sentence
         splitter, and the sentences of ``texts`` (stored memories) embedded in one batch."""
-        warm = getattr(self._inner, "warm", None)
-        if callable(warm):
-            warm(texts)
+        self._inner.warm(texts)
         sentences("Warm up. The splitter loads once.")
         self._embedded([s.text for text in texts for s in _several(text)])
 
     def close(self) -> None:
         """Release what the wrapped judge holds (an HTTP judge's connection)."""
-        close = getattr(self._inner, "close", None)
-        if callable(close):
-            close()
+        self._inner.close()
 
     def _sentence_embedder(self) -> Embedder:
         if self._embedder is None:
@@ -228,9 +219,7 @@ class SentenceJudge:
             embedder = self._sentence_embedder()
             vectors = embed_checked(embedder, missing)
             self._vectors.put_many(zip(missing, vectors, strict=True))
-            prime = getattr(self._inner, "prime", None)
-            if callable(prime):
-                prime(embedder.name, missing, vectors)
+            self._inner.prime(embedder.name, missing, vectors)
         found = self._vectors.get_many(said)
         if any(v is None for v in found):  # more texts than the cache holds
             return embed_checked(self._sentence_embedder(), said)

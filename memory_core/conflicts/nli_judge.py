@@ -28,7 +28,7 @@ import numpy as np
 
 from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.claims import claims
-from memory_core.conflicts.verdict import Verdict
+from memory_core.conflicts.verdict import BaseJudge, Verdict
 from memory_core.errors import ConfigError
 
 DEFAULT_MARGIN = 4.0
@@ -84,7 +84,7 @@ def _one_statement(text: str) -> bool:
     return not more and (claim.states or bool(claim.values or claim.denied))
 
 
-class NLIJudge:
+class NLIJudge(BaseJudge):
     """The claim judge with the NLI model's second opinion on what it found no contradiction in.
 
     Args:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, get_args, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, runtime_checkable
 
 from memory_core.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Label = Literal["contradiction", "compatible", "unrelated"]
 Kind = Literal["negation", "value_change", "antonym", "correction", "none"]
@@ -72,12 +75,71 @@ class ContradictionJudge(Protocol):
 
     ``similarity`` is an optional precomputed cosine similarity of the two texts'
     embeddings; judges may use it as extra topical evidence or ignore it.
+
+    Besides ``judge``, a judge declares the hooks its callers (the detector, the sentence
+    reader, the CLI) call on every judge: what it does ahead of or after the pairs, and
+    what it reports. They are declared, not looked up by name, so a renamed or misspelt
+    hook fails the type check rather than silently turning off; a judge with nothing to
+    do in one inherits :class:`BaseJudge`'s no-op.
     """
 
     @property
     def name(self) -> str: ...
 
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict: ...
+
+    @property
+    def second_looks(self) -> int:
+        """Pairs the judge's second look has read so far (0 for a judge without one)."""
+        ...
+
+    def reads_model(self, a: str, b: str, similarity: float | None = None) -> bool:
+        """Whether a first look at the pair may run a model: the guard's writes leave such
+        a pair to their worker (``detector.py``)."""
+        ...
+
+    def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
+        """Read in one batch what judging each ``(a, b, similarity)`` will read."""
+        ...
+
+    def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        """Take embeddings (by ``model``) the caller already has of texts it will judge."""
+        ...
+
+    def warm(self, texts: Sequence[str] = ()) -> None:
+        """Pay first-use costs now; ``texts`` are the stored memories it will be handed."""
+        ...
+
+    def close(self) -> None:
+        """Release what the judge holds (an HTTP judge's connection)."""
+        ...
+
+
+class BaseJudge:
+    """The hooks of :class:`ContradictionJudge` for a judge with nothing to do in them:
+    no second look, no model read ahead, no vectors kept, nothing to warm or release.
+    A judge overrides the ones it has."""
+
+    __slots__ = ()
+
+    @property
+    def second_looks(self) -> int:
+        return 0
+
+    def reads_model(self, a: str, b: str, similarity: float | None = None) -> bool:
+        return False
+
+    def read_ahead(self, pairs: Sequence[tuple[str, str, float]]) -> None:
+        return None
+
+    def prime(self, model: str, texts: Sequence[str], vectors: np.ndarray) -> None:
+        return None
+
+    def warm(self, texts: Sequence[str] = ()) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

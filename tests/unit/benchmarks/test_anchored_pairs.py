@@ -22,7 +22,7 @@ from benchmarks.anchored_pairs import (
     text_digest,
 )
 from memory_core.conflicts.evaluation import evaluate
-from memory_core.conflicts.verdict import Verdict
+from memory_core.conflicts.verdict import BaseJudge, Verdict
 from memory_core.errors import InputError
 
 DATA = Path(__file__).resolve().parents[3] / "tests" / "data"
@@ -122,7 +122,7 @@ def test_without_the_data_folder_nothing_is_loaded_and_the_command_exits_cleanly
     assert "nothing to evaluate" in capsys.readouterr().err
 
 
-class SaysContradiction:
+class SaysContradiction(BaseJudge):
     """A judge that calls every pair mentioning Lima a contradiction."""
 
     name = "lima"

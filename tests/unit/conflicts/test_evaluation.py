@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 
 from memory_core.conflicts import LabelledPair, Verdict, evaluate, load_pairs, parse_pairs
+from memory_core.conflicts.verdict import BaseJudge
 from memory_core.errors import InputError
 
 
-class TableJudge:
+class TableJudge(BaseJudge):
     """Answers from a fixed table: lets the tests know the exact confusion matrix."""
 
     name = "table"

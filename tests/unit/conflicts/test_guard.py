@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +13,7 @@ from memory_core import ElasticMemoryAtlas
 from memory_core.conflicts.guard import ConflictGuard
 from memory_core.conflicts.items import ItemStatus, ReviewAction, pair_key
 from memory_core.conflicts.policy import Resolution
-from memory_core.conflicts.verdict import Verdict
+from memory_core.conflicts.verdict import BaseJudge, Verdict
 from memory_core.engine.model import MemoryStatus, Relation
 from memory_core.errors import InputError
 
@@ -193,7 +194,7 @@ def _now(atlas: ElasticMemoryAtlas) -> Any:
     return to_datetime(atlas.clock.now())
 
 
-class WarmingJudge:
+class WarmingJudge(BaseJudge):
     """A judge that records what ``warm`` was given, or fails to warm up."""
 
     def __init__(self, *, fails: bool = False) -> None:
@@ -207,7 +208,7 @@ class WarmingJudge:
     def judge(self, a: str, b: str, similarity: float | None = None) -> Verdict:
         return Verdict("compatible", 0.1, "same topic")
 
-    def warm(self, texts: Any) -> None:
+    def warm(self, texts: Sequence[str] = ()) -> None:
         if self.fails:
             raise RuntimeError("no model here")
         self.warmed += list(texts)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 import memory_core.conflicts as conflicts
 from memory_core.conflicts import JUDGES, ClaimJudge, ContradictionJudge, Span, Verdict, make_judge
+from memory_core.conflicts.llm_judge import LLMJudge
+from memory_core.conflicts.long_texts import SentenceJudge, TwoLookSentenceJudge
+from memory_core.conflicts.nli_judge import NLIJudge
+from memory_core.conflicts.verdict import BaseJudge
 from memory_core.errors import ConfigError, InputError
 
 
@@ -57,6 +62,34 @@ def test_make_judge_builds_registered_judges() -> None:
     assert judge.name == "claims"
     assert make_judge().name == "claims"
     assert set(JUDGES) == {"claims", "llm", "nli"}
+
+
+HOOKS = ("second_looks", "reads_model", "read_ahead", "prime", "warm", "close")
+
+
+@pytest.mark.parametrize(
+    ("judge", "own"),
+    [
+        (ClaimJudge, {"second_looks", "reads_model", "read_ahead", "prime", "warm"}),
+        (SentenceJudge, set(HOOKS)),
+        (TwoLookSentenceJudge, set(HOOKS)),
+        (LLMJudge, {"close"}),
+        (NLIJudge, set()),
+    ],
+)
+def test_judges_implement_their_hooks_and_inherit_the_no_ops(judge: type, own: set[str]) -> None:
+    """A hook renamed on one side only would leave the judge the base's no-op, silently."""
+    assert issubclass(judge, BaseJudge)
+    assert {hook for hook in HOOKS if getattr(judge, hook) is not getattr(BaseJudge, hook)} == own
+
+
+def test_the_base_hooks_do_nothing() -> None:
+    base = BaseJudge()
+    assert base.second_looks == 0 and not base.reads_model("a", "b", 0.9)
+    base.read_ahead([("a", "b", 0.9)])
+    base.prime("model", ["a"], np.zeros((1, 2), dtype=np.float32))
+    base.warm(["a"])
+    base.close()
 
 
 def test_make_judge_unknown_name_lists_the_known_ones() -> None:

@@ -20,7 +20,7 @@ from memory_core.conflicts.claim_judge import ClaimJudge
 from memory_core.conflicts.detector import MIN_SIMILARITY, DetectorConfig
 from memory_core.conflicts.judge import JUDGES, make_judge
 from memory_core.conflicts.long_texts import SentenceJudge, TwoLookSentenceJudge, read_by_sentence
-from memory_core.conflicts.verdict import FirstLook, Span, TwoLookJudge, Verdict
+from memory_core.conflicts.verdict import BaseJudge, FirstLook, Span, TwoLookJudge, Verdict
 from memory_core.errors import ConfigError
 
 UNRELATED = Verdict("unrelated", 0.02, "no shared topic")
@@ -30,7 +30,7 @@ TURN = "Hey, long week. The kids are fine. I work as a nurse at the city hospita
 NEWER = "I work as a software engineer."
 
 
-class ScriptedJudge:
+class ScriptedJudge(BaseJudge):
     """A judge that answers from a script by ``(a, b)`` (unrelated otherwise) and records
     every call, its read-aheads and its primed texts."""
 

@@ -10,7 +10,7 @@ from memory_core.conflicts.guard import ConflictGuard, GuardScan
 from memory_core.conflicts.queue import InMemoryReviewQueue
 from memory_core.conflicts.review_filter import alone, change_key, worth_review
 from memory_core.conflicts.speakers import speaker_of, utterance
-from memory_core.conflicts.verdict import Span, Verdict
+from memory_core.conflicts.verdict import BaseJudge, Span, Verdict
 from memory_core.engine.model import MemoryKind
 
 USER = {"speaker": "user", "user_id": "ana"}
@@ -93,7 +93,7 @@ def test_alone_keeps_the_pairs_whose_memories_meet_in_no_other() -> None:
     assert alone([]) == set()
 
 
-class LearnedOnlyJudge:
+class LearnedOnlyJudge(BaseJudge):
     """Scripted: the pairs of ``learned`` contradict as a learned model alone says so
     (``untyped``), those of ``ruled`` as a rule does; all else is compatible."""
 
