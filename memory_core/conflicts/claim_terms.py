@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 
 from memory_core.conflicts import vectors
-from memory_core.conflicts.claims import Claim, Value, stem
+from memory_core.conflicts.claims import SOMEONE, Claim, Value, stem
 from memory_core.conflicts.slots import SLOT_WORDS
 from memory_core.conflicts.verdict import Span
 
@@ -42,7 +42,12 @@ _WORD = re.compile(r"[^\W_]+(?:['’][a-z]+)?", re.IGNORECASE)
 
 
 def _other_people(a: str, b: str) -> bool:
-    """Whether two claims' subjects (see ``claims._subject``) are different people."""
+    """Whether two claims' subjects (see ``claims._subject``) are different people. Someone
+    spoken of only as "he" / "she" (``claims.SOMEONE``) may be whoever the other claim is
+    about ("jo runs her own tattoo studio" / "jo's a software developer, she's never
+    tattooed anyone": the lower-case name is not read), but not the speaker."""
+    if SOMEONE in (a, b) and a != b:
+        return "i" in (a, b)
     if a == b or not a or not b:
         return a != b and (
             (a not in ("", "i") and not a.endswith("'s"))

@@ -24,6 +24,9 @@ from typing import Literal
 from memory_core.conflicts.vectors import is_common_word
 
 ValueType = Literal["number", "time", "date", "name"]
+SOMEONE = "she"
+"""The subject of a piece that speaks of someone only as "he" / "she" (no name, no
+relative): who it is, the piece does not say."""
 
 _TOKEN = re.compile(
     r"[a-z]+[0-9]+\w*"  # alphanumeric codes: p99, 4B
@@ -412,7 +415,7 @@ def _subject(tokens: list[Token]) -> str:
     if tokens and _is_name(tokens, 0) and _third_person_verb([t.low for t in tokens[1:3]]):
         return tokens[0].low  # "Priya lives in Austin", "Hana is a GP"
     if any(t.low in _THIRD_PERSON for t in tokens):
-        return "she"  # "hana lives on coffee, she has one between every patient"
+        return SOMEONE  # "hana lives on coffee, she has one between every patient"
     return ""
 
 

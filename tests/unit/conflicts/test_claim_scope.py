@@ -9,7 +9,7 @@ import pytest
 
 from memory_core.conflicts import ClaimJudge
 from memory_core.conflicts.claim_judge import _other_value_types
-from memory_core.conflicts.claim_terms import _apart, _other_things, _other_times
+from memory_core.conflicts.claim_terms import _apart, _other_people, _other_things, _other_times
 from memory_core.conflicts.claims import NOW, PRESENT, SOME_PAST, Claim, claims
 
 
@@ -117,6 +117,24 @@ def test_another_person_or_thing_is_no_change(judge: ClaimJudge) -> None:
     assert judge.judge("my brother lives in Leeds", "my brother lives in York").label == (
         "contradiction"
     )
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "other"),
+    [
+        ("she", "", False),  # "jo runs her own studio" / "jo's a developer, she's ...": one
+        ("she", "brother", False),  # "he" may be the brother the other claim names
+        ("she", "priya", False),
+        ("she", "i", True),  # but never the speaker
+        ("brother", "", True),
+        ("brother", "sister", True),
+        ("i", "", False),
+    ],
+)
+def test_someone_spoken_of_as_he_or_she_may_be_the_other_claims_person(
+    a: str, b: str, other: bool
+) -> None:
+    assert _other_people(a, b) is other and _other_people(b, a) is other
 
 
 def test_a_day_and_an_hour_are_two_attributes() -> None:
